@@ -1,0 +1,107 @@
+"""The `harness` command line (also `python -m harness`).
+
+Subcommands take Hydra-style `key=value` overrides after their flags, e.g.
+`harness plan --json solver.max_epoch=120 multigrid.epoch_factor=2`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from harness.spec import SpecError, known_keys
+
+
+def _fmt_epochs(p: dict) -> str:
+    return f"{p['start_epoch']:>4}–{p['end_epoch']:<4}"
+
+
+def format_plan_table(summary: dict) -> str:
+    """A readable table of the phases and the totals of a plan summary."""
+    head = (f"{'phase':>5} {'stage':>5} {'epochs':>10} {'base shape':>16} {'per-GPU batch × t × s (short cycle)':<44}"
+            f" {'LR×':>8} {'BN':>9} {'iters':>10}")
+    lines = [
+        f"Plan of {summary['recipe'] or 'the default recipe'} ({summary['kind']}): global batch "
+        f"{summary['global_batch']} on {summary['num_gpus']} GPU(s), {summary['train_videos']:,} training clips, "
+        f"LR policy {summary['lr_policy']} from base LR {summary['base_lr']:g}, warm-up "
+        f"{summary['warmup_epochs']:.2f} epochs.",
+        head,
+        "-" * len(head),
+    ]
+    for p in summary["phases"]:
+        base = f"{p['batch_mult']}B×{p['t']}×{p['s']}²"
+        if p["short_cycle"]:
+            cycle = ", ".join(f"{c['per_gpu_batch']}×{c['t']}×{c['s']}" for c in p["short_cycle"])
+        else:
+            cycle = f"{p['per_gpu_batch']}×{p['t']}×{p['s']}"
+        bn = f"split {p['bn_splits']}" if p["bn_splits"] > 1 else (
+            f"sync {p['bn_sync']}" if p["bn_sync"] > 1 else "plain")
+        note = " (fine-tune)" if p["fine_tune"] else ""
+        note += " (empty)" if p["epochs"] == 0 else ""
+        lines.append(f"{p['index']:>5} {p['stage']:>5} {_fmt_epochs(p):>10} {base:>16} {cycle:<44}"
+                     f" {p['lr_multiplier']:>8.4g} {bn:>9} {p['iterations']:>10,}{note}")
+    lines += [
+        "-" * len(head),
+        f"max epoch {summary['max_epoch']}; LR steps {summary['lr_steps']}",
+        f"iterations {summary['iterations']:,} vs baseline {summary['baseline_iterations']:,}: "
+        f"{summary['iteration_ratio']:.2f}× fewer",
+        f"forward cost {summary['forward_cost']:,.0f} vs baseline {summary['baseline_forward_cost']:,.0f} "
+        f"[{summary['cost_unit']}]: {summary['forward_cost_ratio']:.2f}× less",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    if args.keys:
+        from harness.spec import RunSpec
+
+        flat = _flatten(RunSpec().to_dict())
+        for key in known_keys():
+            print(f"{key} = {json.dumps(flat[key])}")
+        return 0
+    from harness.config import compose
+    from harness.schedule import build_plan
+    from harness.schedule.summary import plan_summary
+
+    summary = plan_summary(build_plan(compose(args.overrides)))
+    print(json.dumps(summary, indent=None if args.compact else 2) if args.json else format_plan_table(summary))
+    return 0
+
+
+def _flatten(tree: dict, prefix: str = "") -> dict:
+    flat = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            flat.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            flat[prefix + k] = v
+    return flat
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    plan = sub.add_parser("plan", help="print the schedule (phases, shapes, batches, LR, BN) of a recipe",
+                          description="Plan a baseline or multigrid run. With no overrides: the default recipe "
+                                      "(Kinetics-400, SlowFast R50 8×8, multigrid). Turn multigrid off with "
+                                      "multigrid.long_cycle=false multigrid.short_cycle=false.")
+    plan.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    plan.add_argument("--compact", action="store_true", help="with --json: on one line")
+    plan.add_argument("--keys", action="store_true", help="list every config key with its default and exit")
+    plan.add_argument("overrides", nargs="*", help="key=value overrides, e.g. solver.max_epoch=120 recipe=k400_i3d_r50")
+    plan.set_defaults(func=cmd_plan)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as err:
+        print(f"harness {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,69 @@
+"""Compose a RunSpec from the Hydra configs in ``suites/`` and ``key=value`` overrides.
+
+The defaults of every key come from the RunSpec dataclasses (one source of truth); a
+recipe file (``suites/recipe/NAME.yaml``) overrides them; command-line overrides come last.
+Override keys are checked before Hydra sees them, so a typo gets a "did you mean".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.spec import RunSpec, SpecError, check_key, did_you_mean, spec_from_dict
+
+DEFAULT_RECIPE = "k400_slowfast_r50_8x8"
+
+
+def suites_dir() -> Path:
+    """Where the Hydra configs live: $HARNESS_SUITES_DIR, else ``suites/`` of this checkout."""
+    env = os.environ.get("HARNESS_SUITES_DIR")
+    path = Path(env) if env else Path(__file__).resolve().parents[1] / "suites"
+    if not (path / "config.yaml").is_file():
+        raise SpecError(f"No suites/config.yaml under {path}. Run from a checkout of multigrid-harness "
+                        f"(pip install -e .) or set HARNESS_SUITES_DIR to its suites/ folder.")
+    return path
+
+
+def recipes() -> list[str]:
+    """Names of the recipes in suites/recipe/."""
+    return sorted(p.stem for p in (suites_dir() / "recipe").glob("*.yaml"))
+
+
+def _check_overrides(overrides: Sequence[str]) -> None:
+    for item in overrides:
+        if "=" not in item:
+            raise SpecError(f"Override '{item}' is not of the form key=value (e.g. solver.base_lr=0.2).")
+        key = item.split("=", 1)[0].lstrip("+~")
+        if key == "recipe":
+            name = item.split("=", 1)[1]
+            if name not in recipes():
+                raise SpecError(f"Unknown recipe '{name}'.{did_you_mean(name, recipes())} "
+                                f"Known recipes: {', '.join(recipes())}.")
+            continue
+        check_key(key)
+
+
+def compose(overrides: Sequence[str] = ()) -> RunSpec:
+    """The validated RunSpec of the default config with `overrides` (Hydra syntax) applied."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.config_store import ConfigStore
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict
+
+    overrides = list(overrides)
+    _check_overrides(overrides)
+    ConfigStore.instance().store(name="_defaults", node=RunSpec().to_dict())
+    try:
+        with initialize_config_dir(config_dir=str(suites_dir()), version_base="1.3"):
+            cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    except HydraException as err:
+        raise SpecError(f"Could not compose the config: {err}") from err
+    recipe = cfg.hydra.runtime.choices.get("recipe")
+    with open_dict(cfg):
+        del cfg["hydra"]
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    raw["recipe"] = raw.get("recipe") or recipe
+    return spec_from_dict(raw)

@@ -1,0 +1,256 @@
+"""The Plan: phases of a baseline or multigrid run, derived from a RunSpec (spec section 2.3).
+
+A phase is a span of epochs with one LR multiplier and one long-cycle base shape. The
+multigrid schedule's epoch boundaries reproduce the reference implementation's output to
+the epoch (its rounding of a running sum, its zero-length phases, the fine-tuning phase
+split in two LR halves), without its crashes (long cycle only, one GPU).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from harness.schedule.iterations import iterations_per_epoch
+from harness.schedule.shapes import LongShape, PlanError, Shape, cycle_for_base, fixed_shape, long_cycle_shapes
+from harness.spec import BaselineSpec, RunSpec
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Epochs [start_epoch, end_epoch) trained at one LR multiplier and one long-cycle base shape.
+
+    Zero-length phases (start == end) are kept, as the reference keeps them, and never trained.
+    """
+
+    index: int
+    stage: int  # the baseline's LR stage this phase belongs to (0-based)
+    start_epoch: int
+    end_epoch: int
+    lr_multiplier: float  # relative to solver.base_lr (gamma^stage × long-cycle batch multiplier)
+    base: Shape  # batch_mult relative to the baseline batch
+    cycle: tuple[Shape, ...]  # shapes of iterations i mod len(cycle); batch_mult relative to `base`
+    per_gpu_batches: tuple[int, ...]  # clips per GPU for each cycle entry
+    bn_splits: int  # sub-batch BN groups per GPU (1 = plain BN)
+    bn_sync: int  # devices BN statistics are synchronised over (1 = none)
+    iterations_per_epoch: int
+    fine_tune: bool = False
+
+    @property
+    def epochs(self) -> int:
+        return self.end_epoch - self.start_epoch
+
+    @property
+    def iterations(self) -> int:
+        return self.epochs * self.iterations_per_epoch
+
+    @property
+    def short_cycle(self) -> bool:
+        return len(self.cycle) > 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the trainer asks per iteration, and the run's accounting."""
+
+    spec: RunSpec
+    phases: tuple[Phase, ...]
+    max_epoch: int
+    warmup_epochs: float
+    baseline_iterations: int
+    kind: str  # "baseline", "multigrid", "long_cycle", "short_cycle"
+    iteration_starts: tuple[int, ...] = field(repr=False, default=())
+
+    @property
+    def lr_steps(self) -> list[int]:
+        return [p.start_epoch for p in self.phases]
+
+    @property
+    def lr_multipliers(self) -> list[float]:
+        return [p.lr_multiplier for p in self.phases]
+
+    @property
+    def iterations(self) -> int:
+        return sum(p.iterations for p in self.phases)
+
+    @property
+    def iteration_ratio(self) -> float:
+        """Baseline iterations over this plan's iterations (the paper's "× fewer iterations")."""
+        return self.baseline_iterations / self.iterations
+
+    @property
+    def samples_per_rank(self) -> int:
+        return samples_per_rank(self.spec)
+
+    def phase_at_epoch(self, epoch: float) -> Phase:
+        """The phase training is in at (fractional) `epoch`; zero-length phases are never returned."""
+        live = [p for p in self.phases if p.epochs > 0]
+        for p in live:
+            if epoch < p.end_epoch:
+                return p
+        return live[-1]
+
+    def stride_range(self, t: int) -> tuple[int, int]:
+        """Random temporal stride range for `t` frames: [r, r·(T0 // t)] (spec section 3)."""
+        r, t0 = self.spec.data.sampling_rate, self.spec.data.num_frames
+        return r, r * max(1, t0 // t)
+
+    def jitter_range(self, s: int) -> tuple[int, int]:
+        """Random short-side range for crop `s`: [round(jitter_min·s/S0), jitter_max] (spec section 3)."""
+        lo, hi = self.spec.data.jitter
+        return int(round(lo * s / self.spec.data.crop_size)), hi
+
+
+def samples_per_rank(spec: RunSpec) -> int:
+    """Clips each rank sees per epoch: a distributed sampler pads the dataset to a multiple of the ranks."""
+    return math.ceil(spec.data.train_videos / spec.num_gpus)
+
+
+def _bn_layout(spec: RunSpec, per_gpu_batch: int) -> tuple[int, int]:
+    """(sub-batch BN splits, BN sync devices) for a long-cycle per-GPU batch (spec section 3).
+
+    The reference uses int(f) splits and int(1/f) devices; we additionally keep the split a
+    divisor of the batch and the sync group a divisor of the GPU count, where the reference
+    would fail to reshape or to form groups.
+    """
+    f = per_gpu_batch / spec.multigrid.bn_base_size
+    if f > 1:
+        splits = int(f)
+        while per_gpu_batch % splits:
+            splits -= 1
+        return splits, 1
+    if f < 1:
+        sync = min(int(1 / f), spec.num_gpus)
+        while spec.num_gpus % sync:
+            sync -= 1
+        return 1, sync
+    return 1, 1
+
+
+def _make_phase(spec: RunSpec, index: int, stage: int, start: int, end: int, lr: float, base: Shape,
+                cycle: tuple[Shape, ...], fine_tune: bool = False) -> Phase:
+    per_gpu = spec.solver.batch_size // spec.num_gpus
+    long_batch = base.batch_mult * per_gpu
+    per_gpu_batches = tuple(c.batch_mult * long_batch for c in cycle)
+    splits, sync = _bn_layout(spec, long_batch)
+    ipe = iterations_per_epoch(samples_per_rank(spec), per_gpu_batches)
+    if ipe == 0 and end > start:
+        raise PlanError(
+            f"Phase {index} (shape {base.t}×{base.s}px) needs {max(per_gpu_batches)} clips per GPU per iteration but "
+            f"each GPU sees only {samples_per_rank(spec)} clips per epoch. Raise 'data.train_videos' or lower "
+            f"'solver.batch_size'.")
+    return Phase(index, stage, start, end, lr, base, cycle, per_gpu_batches, splits, sync, ipe, fine_tune)
+
+
+def _scaled_stages(spec: RunSpec, factor: float) -> tuple[list[int], int]:
+    """Steps and max epoch multiplied by `factor` and truncated with int(), as the reference does."""
+    steps = [int(s * factor) for s in spec.solver.steps]
+    max_epoch = int(spec.solver.max_epoch * factor)
+    if max_epoch <= 0:
+        raise PlanError(f"An epoch factor of {factor} leaves {spec.solver.max_epoch}×{factor} < 1 epoch. "
+                        f"Use a larger 'multigrid.epoch_factor' / 'baseline.epoch_factor'.")
+    return steps, max_epoch
+
+
+def _fixed_shape_phases(spec: RunSpec, steps: list[int], max_epoch: int, base: Shape, short_on: bool) -> list[Phase]:
+    """One phase per LR stage at a fixed base shape (baselines and the short-cycle-only variant)."""
+    cycle = cycle_for_base(spec, base, short_on)
+    ends = [*steps[1:], max_epoch]
+    # Linear scaling rule: a larger batch of smaller clips gets a proportionally larger LR (Figure 3 variant).
+    return [_make_phase(spec, k, k, start, max(start, end), spec.solver.gamma**k * base.batch_mult, base, cycle)
+            for k, (start, end) in enumerate(zip(steps, ends))]
+
+
+def _long_cycle_phases(spec: RunSpec) -> list[Phase]:
+    """The reference's long-cycle schedule (spec 2.3 steps 1-8), as LR-constant phases."""
+    s = spec.solver
+    steps = list(s.steps)
+    if len(steps) < 2:
+        raise PlanError("The long cycle runs inside every LR stage but the last, so it needs at least two stages: "
+                        "give 'solver.steps' a second entry (e.g. solver.steps=[0,100]) or set "
+                        "multigrid.long_cycle=false.")
+    shapes: list[LongShape] = long_cycle_shapes(spec)
+    avg = [ls.avg_batch_mult for ls in shapes]
+    total_avg = sum(avg)
+    # (stage, long shape, unscaled epochs) for every phase; equal iterations per shape within a stage.
+    raw: list[tuple[int, LongShape, float]] = []
+    unscaled_iters = 0.0
+    for stage in range(len(steps) - 1):
+        stage_epochs = steps[stage + 1] - steps[stage]
+        for ls in shapes:
+            epochs = stage_epochs * ls.avg_batch_mult / total_avg
+            unscaled_iters += epochs / ls.avg_batch_mult
+            raw.append((stage, ls, epochs))
+    iter_saving = steps[-1] / unscaled_iters
+    # Fine-tuning at the finest shape; the reference indexes its 3rd short shape here and crashes without
+    # a short cycle, so we take the base shape (spec 2.4).
+    fine = shapes[-1]
+    fine_epochs = (s.max_epoch - steps[-1]) / iter_saving * fine.avg_batch_mult
+    raw.append((len(steps) - 1, fine, fine_epochs))
+
+    scale = s.max_epoch * spec.multigrid.epoch_factor / sum(r[2] for r in raw)
+    ends, running = [], 0.0
+    for _, _, epochs in raw:
+        running += epochs * scale
+        ends.append(int(round(running)))  # round the running sum, not each phase (reference)
+    bounds = [0, *ends]
+    mid = (bounds[-2] + bounds[-1]) // 2  # fine-tuning: first half at the previous stage's LR
+
+    phases = []
+    for i, (stage, ls, _) in enumerate(raw[:-1]):
+        lr = s.gamma**stage * ls.base.batch_mult
+        phases.append(_make_phase(spec, i, stage, bounds[i], bounds[i + 1], lr, ls.base, ls.cycle))
+    # The fine-tuning phase's long shape is the baseline shape; the short cycle keeps running in it. Its
+    # length above assumes exactly that (the avg_batch_mult term), and only then does the default plan
+    # need the paper's "3.4× fewer iterations".
+    fine_base, fine_cycle = fine.base, fine.cycle
+    last_stage = len(steps) - 1
+    phases.append(_make_phase(spec, len(phases), last_stage, bounds[-2], mid, phases[-1].lr_multiplier,
+                              fine_base, fine_cycle, fine_tune=True))
+    phases.append(_make_phase(spec, len(phases), last_stage, mid, bounds[-1],
+                              s.gamma**last_stage * fine_base.batch_mult, fine_base, fine_cycle, fine_tune=True))
+    return phases
+
+
+def baseline_spec(spec: RunSpec) -> RunSpec:
+    """The 1.0× fixed-shape baseline a plan is compared against."""
+    mg = replace(spec.multigrid, long_cycle=False, short_cycle=False)
+    return replace(spec, multigrid=mg, baseline=BaselineSpec())
+
+
+def _phases(spec: RunSpec) -> tuple[list[Phase], int, str]:
+    m, s = spec.multigrid, spec.solver
+    if m.long_cycle:
+        phases = _long_cycle_phases(spec)
+        return phases, phases[-1].end_epoch, "multigrid" if m.short_cycle else "long_cycle"
+    t0, s0 = spec.data.num_frames, spec.data.crop_size
+    if m.short_cycle:
+        steps, max_epoch = _scaled_stages(spec, m.epoch_factor)
+        return _fixed_shape_phases(spec, steps, max_epoch, Shape(1, t0, s0), True), max_epoch, "short_cycle"
+    b = spec.baseline
+    steps, max_epoch = (list(s.steps), s.max_epoch) if b.epoch_factor == 1 else _scaled_stages(spec, b.epoch_factor)
+    base = fixed_shape(spec, *b.shape_factor)
+    return _fixed_shape_phases(spec, steps, max_epoch, base, False), max_epoch, "baseline"
+
+
+def _iteration_starts(phases: list[Phase]) -> tuple[int, ...]:
+    starts, total = [], 0
+    for p in phases:
+        starts.append(total)
+        total += p.iterations
+    return tuple(starts)
+
+
+def build_plan(spec: RunSpec) -> Plan:
+    """Build the Plan of `spec` (baseline or multigrid), raising PlanError on impossible settings."""
+    phases, max_epoch, kind = _phases(spec)
+    base_phases, _, _ = _phases(baseline_spec(spec))
+    baseline_iterations = sum(p.iterations for p in base_phases)
+    # The reference keeps the warm-up in baseline epochs even when multigrid stretches the schedule
+    # (spec 5.5); we scale it with the schedule so it covers the same share of training.
+    warmup = spec.solver.warmup_epochs * max_epoch / spec.solver.max_epoch
+    plan = Plan(spec, tuple(phases), max_epoch, warmup, baseline_iterations, kind, _iteration_starts(phases))
+    if plan.iterations == 0:
+        raise PlanError("The plan has no training iterations. Raise 'data.train_videos' or the epoch factor.")
+    return plan
+

@@ -1,0 +1,110 @@
+"""Mini-batch shapes of the long and short cycles (spec sections 2.1-2.3, 3).
+
+The arithmetic, including which values are rounded and when, follows the reference
+implementation exactly: the Plan's epochs depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.spec import RunSpec, SpecError
+
+
+class PlanError(SpecError):
+    """The settings are individually valid but produce an impossible plan (names key and fix)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One mini-batch shape: `t` frames × `s`×`s` pixels, `batch_mult` × a reference batch of clips."""
+
+    batch_mult: int
+    t: int
+    s: int
+
+
+@dataclass(frozen=True)
+class LongShape:
+    """A long-cycle base shape and the short-cycle shapes iterated inside it.
+
+    `base.batch_mult` is relative to the baseline batch B (Eq. 1). `cycle` lists the shapes
+    used at iterations i mod len(cycle) of an epoch; their `batch_mult` is relative to the
+    base batch (the last entry is the base itself, multiplier 1). `avg_batch_mult` is the
+    reference's mean multiplier relative to B, computed with the *unrounded* short-cycle
+    sizes; it only weights how many epochs each long shape gets.
+    """
+
+    base: Shape
+    cycle: tuple[Shape, ...]
+    avg_batch_mult: float
+
+
+def eq1_batch_mult(t0: int, s0: int, t: float, s: float) -> int:
+    """Eq. (1) batch multiplier: round(T0·S0² / (t·s²)), as the reference rounds it."""
+    return int(round(t0 * s0 * s0 / (t * s * s)))
+
+
+def short_cycle_sizes(spec: RunSpec) -> list[float]:
+    """Unrounded short-cycle spatial sizes S0·a used by the cycle, most reduced first.
+
+    `multigrid.short_cycle_shapes` = n keeps the last n-1 factors (n=2: only S0/√2): Table 1b.
+    The sizes are relative to the default size S0, not to the long-cycle size (spec 2.2).
+    """
+    m = spec.multigrid
+    if not m.short_cycle or m.short_cycle_shapes <= 1:
+        return []
+    keep = m.short_cycle_shapes - 1
+    return [spec.data.crop_size * a for a in m.short_cycle_factors[len(m.short_cycle_factors) - keep:]]
+
+
+def cycle_for_base(spec: RunSpec, base: Shape, short_on: bool) -> tuple[Shape, ...]:
+    """The shapes iterated inside a phase whose base shape is `base` (base last, multiplier 1)."""
+    if not short_on:
+        return (Shape(1, base.t, base.s),)
+    cycle = []
+    for size in short_cycle_sizes(spec):
+        # The sampler's multiplier relative to the base batch (reference: ShortCycleBatchSampler).
+        mult = int(round((base.s / size) ** 2))
+        crop = int(round(size))
+        if mult < 1:
+            raise PlanError(
+                f"The short-cycle size {crop}px is larger than the long-cycle base size {base.s}px, which gives a "
+                f"batch of zero clips. Lower 'multigrid.short_cycle_factors' or raise the spatial factors in "
+                f"'multigrid.long_cycle_factors'.")
+        cycle.append(Shape(mult, base.t, crop))
+    cycle.append(Shape(1, base.t, base.s))
+    return tuple(cycle)
+
+
+def long_cycle_shapes(spec: RunSpec) -> list[LongShape]:
+    """The kept long-cycle shapes (the last S' of the factors), coarse to fine."""
+    d, m = spec.data, spec.multigrid
+    t0, s0 = d.num_frames, d.crop_size
+    factors = list(m.long_cycle_factors)
+    if m.long_cycle_shapes is not None:
+        factors = factors[len(factors) - m.long_cycle_shapes:]
+    shapes = []
+    for i, (tf, sf) in enumerate(factors):
+        base_t, base_s = int(round(t0 * tf)), int(round(s0 * sf))
+        if base_t < 1 or base_s < 1:
+            raise PlanError(
+                f"Long-cycle shape {i} {list((tf, sf))} of 'multigrid.long_cycle_factors' rounds to {base_t} frames × "
+                f"{base_s}px with data.num_frames={t0}, data.crop_size={s0}. Raise data.num_frames/data.crop_size "
+                f"or use larger factors.")
+        # Unrounded short sizes weight the epochs, exactly as the reference does (spec 2.3 step 2).
+        unrounded = [(base_t, size) for size in short_cycle_sizes(spec)] + [(base_t, base_s)]
+        mults = [eq1_batch_mult(t0, s0, t, s) for t, s in unrounded]
+        base = Shape(mults[-1], base_t, base_s)
+        shapes.append(LongShape(base, cycle_for_base(spec, base, m.short_cycle), sum(mults) / len(mults)))
+    return shapes
+
+
+def fixed_shape(spec: RunSpec, t_factor: float, s_factor: float) -> Shape:
+    """A baseline shape scaled by (t_factor, s_factor), with its Eq. (1) batch multiplier."""
+    t0, s0 = spec.data.num_frames, spec.data.crop_size
+    t, s = int(round(t0 * t_factor)), int(round(s0 * s_factor))
+    if t < 1 or s < 1:
+        raise PlanError(f"'baseline.shape_factor' {[t_factor, s_factor]} rounds to {t} frames × {s}px with "
+                        f"data.num_frames={t0}, data.crop_size={s0}. Use larger factors.")
+    return Shape(eq1_batch_mult(t0, s0, t, s), t, s)

@@ -1,0 +1,293 @@
+"""RunSpec: the frozen, validated description of one run.
+
+A RunSpec is built from a plain nested dict (what Hydra composes from ``suites/``). Every
+key is checked: unknown keys are errors with a "did you mean", wrong types and values are
+errors that name the key and say how to fix it. Nothing here is derived or "set
+automatically": derived values (shapes, batch sizes, phase boundaries) live in the Plan
+(``harness.schedule``). Pure Python; importing this module never imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+SQRT_HALF = 0.5**0.5  # the paper's 1/√2, written as the reference implementation computes it
+
+
+class SpecError(ValueError):
+    """A setting is wrong. The message names the key and the fix."""
+
+
+def did_you_mean(name: str, choices: typing.Iterable[str]) -> str:
+    """Return ' Did you mean 'x'?' for the closest choice, or '' if nothing is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """Optimiser and LR schedule of the baseline recipe (epochs refer to the baseline)."""
+
+    base_lr: float = 0.1
+    policy: str = "step"  # "step" (×gamma at each of `steps`) or "cosine"
+    steps: tuple[int, ...] = (0, 94, 154, 196)
+    max_epoch: int = 239
+    gamma: float = 0.1
+    warmup_epochs: float = 34.0
+    warmup_start_lr: float = 0.01
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    batch_size: int = 64  # global mini-batch B (clips), split evenly over `num_gpus`
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Dataset and the baseline sampling grid (T0 frames at stride r, S0 crop, short-side jitter)."""
+
+    name: str = "kinetics400"
+    root: str | None = None
+    num_frames: int = 32
+    sampling_rate: int = 2
+    crop_size: int = 224
+    jitter: tuple[int, int] = (256, 340)
+    train_videos: int = 240_000  # clips per training epoch; a real dataset root replaces it by its count
+    num_classes: int = 400
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which network to train (the registry arrives with the models issue)."""
+
+    name: str = "slowfast_r50_8x8"
+    target: str | None = None  # "pkg.module:factory" for a user model
+    dropout: float = 0.5
+    width: float = 1.0  # channel multiplier; smoke scale shrinks it
+    pretrained: str | None = None  # path to an ImageNet ResNet-50 state dict to inflate
+
+
+@dataclass(frozen=True)
+class MultigridSpec:
+    """Multigrid settings (spec sections 2-3). Defaults are the paper's."""
+
+    long_cycle: bool = True
+    short_cycle: bool = True
+    epoch_factor: float = 1.5
+    long_cycle_factors: tuple[tuple[float, float], ...] = (
+        (0.25, SQRT_HALF),
+        (0.5, SQRT_HALF),
+        (0.5, 1.0),
+        (1.0, 1.0),
+    )
+    short_cycle_factors: tuple[float, float] = (0.5, SQRT_HALF)
+    bn_base_size: int = 8
+    long_cycle_shapes: int | None = None  # S' of Table 1a: keep the last S' long shapes (None = all)
+    short_cycle_shapes: int = 3  # Table 1b: 1 = long cycle only, 2 = base + S/√2, 3 = default
+
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    """Variants of the fixed-shape baseline (used only when both multigrid cycles are off)."""
+
+    epoch_factor: float = 1.0  # "Baseline 1/k" trains for max_epoch / k: epoch_factor = 1/k
+    shape_factor: tuple[float, float] = (1.0, 1.0)  # (t, s) factors; Figure 3's "smaller shape, larger batch"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs, validated."""
+
+    solver: SolverSpec = field(default_factory=SolverSpec)
+    data: DataSpec = field(default_factory=DataSpec)
+    model: ModelSpec = field(default_factory=ModelSpec)
+    multigrid: MultigridSpec = field(default_factory=MultigridSpec)
+    baseline: BaselineSpec = field(default_factory=BaselineSpec)
+    num_gpus: int = 8
+    scale: str = "paper"
+    seed: int = 0
+    suite: str | None = None
+    recipe: str | None = None
+    variant: str | None = None
+
+    @property
+    def is_multigrid(self) -> bool:
+        return self.multigrid.long_cycle or self.multigrid.short_cycle
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (tuples as lists), the inverse of :func:`spec_from_dict`."""
+        return _plain(dataclasses.asdict(self))
+
+    def replace(self, **sections: Any) -> RunSpec:
+        """A copy with whole sections or top-level values replaced, validated again."""
+        return validate(dataclasses.replace(self, **sections))
+
+
+SCALES = ("smoke", "proxy", "paper")
+POLICIES = ("step", "cosine")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def known_keys(cls: type = RunSpec, prefix: str = "") -> list[str]:
+    """Every dotted key a RunSpec accepts, e.g. 'solver.base_lr'."""
+    keys: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key = prefix + f.name
+        if dataclasses.is_dataclass(hints[f.name]):
+            keys.extend(known_keys(hints[f.name], key + "."))
+        else:
+            keys.append(key)
+    return keys
+
+
+def check_key(key: str) -> None:
+    """Raise SpecError if `key` (dotted) is not a RunSpec key, with a did-you-mean."""
+    keys = known_keys()
+    sections = {k.split(".")[0] for k in keys if "." in k}
+    if key in keys or key in sections:
+        return
+    raise SpecError(f"Unknown config key '{key}'.{did_you_mean(key, keys + sorted(sections))} "
+                    f"Run 'harness plan --keys' to list every key.")
+
+
+def _coerce(value: Any, hint: Any, key: str) -> Any:
+    """Convert a YAML/Hydra value to the annotated type, or raise SpecError naming the key."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], key)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise SpecError(f"'{key}' must be a list, got {value!r}. Example: {key}=[0,94,154,196].")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0], f"{key}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise SpecError(f"'{key}' must have {len(args)} entries, got {len(value)}: {list(value)!r}.")
+        return tuple(_coerce(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise SpecError(f"'{key}' must be true or false, got {value!r}.")
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+            raise SpecError(f"'{key}' must be an integer, got {value!r}.")
+        return int(value)
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SpecError(f"'{key}' must be a number, got {value!r}.")
+        if not math.isfinite(value):
+            raise SpecError(f"'{key}' must be finite, got {value!r}.")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise SpecError(f"'{key}' must be a string, got {value!r}.")
+        return value
+    raise TypeError(f"unsupported annotation {hint!r} for {key}")  # a bug in this module, not user input
+
+
+def _build(cls: type, raw: Any, prefix: str) -> Any:
+    if not isinstance(raw, dict):
+        raise SpecError(f"'{prefix.rstrip('.') or 'config'}' must be a mapping of keys, got {raw!r}.")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for name, value in raw.items():
+        if name not in names:
+            key = prefix + str(name)
+            raise SpecError(f"Unknown config key '{key}'.{did_you_mean(str(name), names)} "
+                            f"Known keys under '{prefix.rstrip('.') or 'the top level'}': {', '.join(names)}.")
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            kwargs[name] = _build(hint, value, prefix + name + ".")
+        else:
+            kwargs[name] = _coerce(value, hint, prefix + name)
+    return cls(**kwargs)
+
+
+def spec_from_dict(raw: dict[str, Any]) -> RunSpec:
+    """Build and validate a RunSpec from a nested dict; raise SpecError on the first problem."""
+    return validate(_build(RunSpec, raw, ""))
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise SpecError(message)
+
+
+def validate(spec: RunSpec) -> RunSpec:
+    """Check every rule that needs no derived value; return the spec unchanged.
+
+    Shape rules that need the rounding of the schedule (a long-cycle shape rounding to zero
+    frames, a short-cycle size above its base) are checked when the Plan is built.
+    """
+    s, d, m, b = spec.solver, spec.data, spec.multigrid, spec.baseline
+    _require(len(s.steps) >= 1 and s.steps[0] == 0,
+             f"'solver.steps' must start at epoch 0, got {list(s.steps)}. Example: solver.steps=[0,94,154,196].")
+    _require(all(a < c for a, c in zip(s.steps, s.steps[1:])),
+             f"'solver.steps' must be strictly increasing, got {list(s.steps)}.")
+    _require(s.max_epoch > s.steps[-1],
+             f"'solver.max_epoch' ({s.max_epoch}) must be greater than the last LR step ({s.steps[-1]}): "
+             f"the last LR stage would be empty. Raise solver.max_epoch or drop the last step.")
+    _require(s.base_lr > 0, f"'solver.base_lr' must be > 0, got {s.base_lr}.")
+    _require(s.policy in POLICIES, f"'solver.policy' must be one of {POLICIES}, got '{s.policy}'."
+             + did_you_mean(s.policy, POLICIES))
+    _require(0 < s.gamma <= 1, f"'solver.gamma' must be in (0, 1], got {s.gamma}.")
+    _require(0 <= s.warmup_epochs < s.max_epoch,
+             f"'solver.warmup_epochs' must be in [0, solver.max_epoch={s.max_epoch}), got {s.warmup_epochs}.")
+    _require(s.warmup_start_lr >= 0, f"'solver.warmup_start_lr' must be >= 0, got {s.warmup_start_lr}.")
+    _require(s.momentum >= 0, f"'solver.momentum' must be >= 0, got {s.momentum}.")
+    _require(s.weight_decay >= 0, f"'solver.weight_decay' must be >= 0, got {s.weight_decay}.")
+    _require(spec.num_gpus >= 1, f"'num_gpus' must be >= 1, got {spec.num_gpus}.")
+    _require(s.batch_size >= 1, f"'solver.batch_size' must be >= 1, got {s.batch_size}.")
+    _require(s.batch_size % spec.num_gpus == 0,
+             f"'solver.batch_size' ({s.batch_size}) must be divisible by 'num_gpus' ({spec.num_gpus}): "
+             f"every GPU gets the same number of clips. Use a multiple of {spec.num_gpus}.")
+    _require(d.num_frames >= 1, f"'data.num_frames' must be >= 1, got {d.num_frames}.")
+    _require(d.sampling_rate >= 1, f"'data.sampling_rate' must be >= 1, got {d.sampling_rate}.")
+    _require(d.crop_size >= 1, f"'data.crop_size' must be >= 1, got {d.crop_size}.")
+    _require(0 < d.jitter[0] <= d.jitter[1],
+             f"'data.jitter' must be [min, max] short-side sizes with 0 < min <= max, got {list(d.jitter)}.")
+    _require(d.train_videos >= 1, f"'data.train_videos' must be >= 1, got {d.train_videos}.")
+    _require(d.num_classes >= 1, f"'data.num_classes' must be >= 1, got {d.num_classes}.")
+    _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")
+    _require(spec.model.width > 0, f"'model.width' must be > 0, got {spec.model.width}.")
+    _require(m.epoch_factor > 0, f"'multigrid.epoch_factor' must be > 0, got {m.epoch_factor}.")
+    _require(len(m.long_cycle_factors) >= 1, "'multigrid.long_cycle_factors' must hold at least one [t, s] pair.")
+    for i, (tf, sf) in enumerate(m.long_cycle_factors):
+        _require(0 < tf <= 1 and 0 < sf <= 1,
+                 f"'multigrid.long_cycle_factors[{i}]' = [{tf}, {sf}]: both factors must be in (0, 1] "
+                 f"(a long-cycle shape is never larger than the baseline shape).")
+    for i, a in enumerate(m.short_cycle_factors):
+        _require(0 < a <= 1, f"'multigrid.short_cycle_factors[{i}]' = {a} must be in (0, 1].")
+    _require(m.bn_base_size >= 1, f"'multigrid.bn_base_size' must be >= 1, got {m.bn_base_size}.")
+    n_long = len(m.long_cycle_factors)
+    _require(m.long_cycle_shapes is None or 1 <= m.long_cycle_shapes <= n_long,
+             f"'multigrid.long_cycle_shapes' must be in [1, {n_long}] (or null for all), got {m.long_cycle_shapes}.")
+    n_short = len(m.short_cycle_factors) + 1
+    _require(1 <= m.short_cycle_shapes <= n_short,
+             f"'multigrid.short_cycle_shapes' must be in [1, {n_short}], got {m.short_cycle_shapes}.")
+    _require(b.epoch_factor > 0, f"'baseline.epoch_factor' must be > 0, got {b.epoch_factor}.")
+    for i, f in enumerate(b.shape_factor):
+        _require(0 < f <= 1, f"'baseline.shape_factor[{i}]' = {f} must be in (0, 1].")
+    if spec.is_multigrid:
+        _require(b == BaselineSpec(),
+                 "'baseline.*' settings apply only to a baseline run, but multigrid is on. Either reset them or "
+                 "turn multigrid off with multigrid.long_cycle=false multigrid.short_cycle=false.")
+    _require(spec.scale in SCALES, f"'scale' must be one of {SCALES}, got '{spec.scale}'." +
+             did_you_mean(spec.scale, SCALES))
+    return spec
