@@ -251,6 +251,7 @@ def build_plan(spec: RunSpec) -> Plan:
     warmup = spec.solver.warmup_epochs * max_epoch / spec.solver.max_epoch
     plan = Plan(spec, tuple(phases), max_epoch, warmup, baseline_iterations, kind, _iteration_starts(phases))
     if plan.iterations == 0:
-        raise PlanError("The plan has no training iterations. Raise 'data.train_videos' or the epoch factor.")
+        raise PlanError(f"The plan has no training iterations (max epoch {max_epoch}): the schedule is too short. "
+                        f"Raise 'solver.max_epoch' or the epoch factor ('multigrid.epoch_factor').")
     return plan
 

@@ -67,6 +67,9 @@ def cycle_for_base(spec: RunSpec, base: Shape, short_on: bool) -> tuple[Shape, .
         # The sampler's multiplier relative to the base batch (reference: ShortCycleBatchSampler).
         mult = int(round((base.s / size) ** 2))
         crop = int(round(size))
+        if crop < 1:
+            raise PlanError(f"A short-cycle size rounds to 0px with data.crop_size={spec.data.crop_size}. Raise "
+                            f"data.crop_size or 'multigrid.short_cycle_factors'.")
         if mult < 1:
             raise PlanError(
                 f"The short-cycle size {crop}px is larger than the long-cycle base size {base.s}px, which gives a "

@@ -1,0 +1,93 @@
+"""`harness plan` as a user runs it (the installed console script), and recipe composition."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.config import compose, recipes
+from harness.schedule import build_plan
+from harness.spec import SpecError
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+
+
+def test_plan_json_of_issue_example():
+    out = run("harness", "plan", "--json", "solver.steps=[0,94,154,196]", "solver.max_epoch=239",
+              "data.num_frames=32", "data.crop_size=224", "solver.batch_size=64", "multigrid.epoch_factor=1.5")
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
+    assert plan["lr_steps"] == [0, 73, 110, 142, 158, 205, 228, 248, 259, 291, 308, 322, 329, 343]
+    assert plan["max_epoch"] == 358
+    assert len(plan["lr_multipliers"]) == len(plan["lr_steps"]) == len(plan["phases"])
+    for key in ("start_epoch", "end_epoch", "stage", "batch_mult", "t", "s", "short_cycle"):
+        assert key in plan["phases"][0]
+    assert plan["phases"][0]["short_cycle"][0] == {
+        "batch_mult": 2, "t": 8, "s": 112, "per_gpu_batch": 128, "stride_range": [2, 8], "jitter_range": [128, 340]}
+    assert plan["iterations"] * plan["iteration_ratio"] == pytest.approx(plan["baseline_iterations"])
+    assert 3.3 < plan["iteration_ratio"] < 3.5
+
+
+def test_plan_table_and_baseline_via_module():
+    out = run(sys.executable, "-m", "harness", "plan", "multigrid.long_cycle=false", "multigrid.short_cycle=false")
+    assert out.returncode == 0, out.stderr
+    assert "(baseline)" in out.stdout and "1.00× fewer" in out.stdout
+    table = run("harness", "plan").stdout
+    assert "(fine-tune)" in table and "split 8" in table and "3.43× fewer" in table
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("solver.stepz=[0,1]", "Did you mean 'solver.steps'"),
+    ("solver.max_epoch=150", "'solver.max_epoch' (150) must be greater"),
+    ("multigrid.epoch_factor=0", "'multigrid.epoch_factor' must be > 0"),
+    ("recipe=k400_i3d", "Did you mean 'k400_i3d_r50'"),
+    ("nonsense", "not of the form key=value"),
+])
+def test_plan_bad_input_exits_2_with_message(override, message):
+    out = run("harness", "plan", override)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_plan_keys_lists_every_key():
+    out = run("harness", "plan", "--keys")
+    assert out.returncode == 0
+    assert "multigrid.epoch_factor = 1.5" in out.stdout
+    assert "solver.steps = [0, 94, 154, 196]" in out.stdout
+
+
+@pytest.mark.parametrize("name", recipes())
+def test_every_recipe_composes_and_plans(name):
+    spec = compose([f"recipe={name}"])
+    assert spec.recipe == name
+    for variant in ([], ["multigrid.long_cycle=false", "multigrid.short_cycle=false"]):
+        plan = build_plan(compose([f"recipe={name}", *variant]))
+        assert plan.iterations > 0
+
+
+def test_recipe_headers_cite_their_source():
+    from harness.config import suites_dir
+
+    for path in sorted((suites_dir() / "recipe").glob("*.yaml")):
+        header = path.read_text().splitlines()[:6]
+        assert any("Source:" in line for line in header), f"{path.name} must cite its paper table"
+        assert any("Hardware" in line for line in header), f"{path.name} must name its hardware"
+
+
+def test_default_is_kinetics_slowfast_multigrid():
+    spec = compose()
+    assert spec.recipe == "k400_slowfast_r50_8x8" and spec.is_multigrid
+    assert spec.model.name == "slowfast_r50_8x8"
+    with pytest.raises(SpecError, match="Unknown config key"):
+        compose(["solver.base_lrr=1"])
+
+
+def test_schedule_does_not_import_torch():
+    code = ("import sys, harness.schedule, harness.config, harness.cli; "
+            "assert 'torch' not in sys.modules, 'harness.schedule must stay torch-free'")
+    out = run(sys.executable, "-c", code)
+    assert out.returncode == 0, out.stderr
