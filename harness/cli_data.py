@@ -1,0 +1,135 @@
+"""`harness data synth | check | bench`: make synthetic video, check a dataset, measure loader throughput.
+
+Wired into the `harness` command by `register(subparsers)`. User errors raise harness.spec.SpecError, which
+`harness.cli.main` prints and turns into exit status 2. `check` exits 1 when it finds broken files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+from harness.spec import SpecError
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        h, w = text.lower().split("x")
+        return int(h), int(w)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--size must be HEIGHTxWIDTH, e.g. 64x86, got {text!r}") from None
+
+
+def _workers(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(w) for w in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--workers must be a comma-separated list like 0,2,4, got {text!r}") from None
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from harness.data.synth import make_synthetic_dataset
+
+    cfg = make_synthetic_dataset(args.out, args.preset, classes=args.classes, videos=args.videos,
+                                 val_videos=args.val_videos, frames=args.frames, size=args.size, fps=args.fps,
+                                 seed=args.seed, workers=args.workers, progress=not args.quiet)
+    print(f"wrote {cfg.videos} train + {cfg.val_videos} val videos of {cfg.classes} classes to {args.out}; "
+          f"train with data.name=synthetic data.root={Path(args.out).resolve()} data.num_classes={cfg.classes} "
+          f"data.train_videos={cfg.videos}")
+    return 0
+
+
+def _compose(overrides: list[str]):
+    from harness.config import compose
+
+    spec = compose(overrides)
+    if spec.data.root is None:
+        raise SpecError("Set data.root=DIR (and data.name=NAME) to say which dataset to use, e.g. "
+                        "'harness data check data.name=synthetic data.root=/data/synth'.")
+    return spec
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from harness.data.check import check_dataset, format_report, min_clip_frames
+    from harness.schedule import build_plan
+
+    spec = _compose(args.overrides)
+    min_frames = args.min_frames
+    if min_frames is None:
+        try:
+            min_frames = min_clip_frames(build_plan(spec))
+        except SpecError:  # the schedule does not fit this spec; the baseline clip length still applies
+            min_frames = spec.data.num_frames
+    report = check_dataset(spec.data.name, spec.data.root, spec.data.num_classes, min_frames, args.workers)
+    report["min_frames"] = min_frames
+    print(json.dumps(report, indent=2) if args.json else format_report(report, spec.data.name, spec.data.root))
+    return 0 if report["ok"] else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from harness.data.bench import bench_loader, format_bench
+    from harness.data.dataset import VideoClipDataset
+    from harness.schedule import build_plan
+
+    spec = _compose(args.overrides)
+    dataset = VideoClipDataset.from_spec(spec, "train", decode_threads=args.threads)
+    try:
+        plan = build_plan(spec)
+    except SpecError:  # a tiny benchmark set cannot fill the planned batches; the shapes do not depend on its size
+        plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
+    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.partial")
+        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(out)
+    print(json.dumps(record, indent=2) if args.json else format_bench(record))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `data` subcommand (with `synth`, `check`, `bench`) to the `harness` parser's subparsers."""
+    data = subparsers.add_parser("data", help="make synthetic video, check a dataset, benchmark the loader",
+                                 description=__doc__.split("\n")[0])
+    sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
+
+    synth = sub.add_parser("synth", help="write synthetic videos (H.264 mp4) and Kinetics-style annotations",
+                           description="Classes need appearance and motion; deterministic from --seed; re-running "
+                                       "skips finished videos. Flags override the preset.")
+    synth.add_argument("--out", required=True, help="output folder (becomes data.root)")
+    synth.add_argument("--preset", default="smoke", help="smoke (CPU, seconds), proxy (~10k clips, 128×170, 64 "
+                                                         "frames), kinetics-like (256×340, 10 s at 30 fps)")
+    synth.add_argument("--classes", type=int)
+    synth.add_argument("--videos", type=int, help="training videos")
+    synth.add_argument("--val-videos", type=int, help="validation videos")
+    synth.add_argument("--frames", type=int, help="frames per video")
+    synth.add_argument("--size", type=_size, help="HEIGHTxWIDTH, both even, e.g. 64x86")
+    synth.add_argument("--fps", type=int)
+    synth.add_argument("--seed", type=int)
+    synth.add_argument("--workers", type=int, default=1, help="processes rendering and encoding in parallel")
+    synth.add_argument("--quiet", action="store_true", help="no progress bar")
+    synth.set_defaults(func=cmd_synth)
+
+    check = sub.add_parser("check", help="read every annotation and decode every video; exit 1 if any is broken",
+                           description="Example: harness data check data.name=synthetic data.root=/data/synth --json")
+    check.add_argument("--json", action="store_true", help="print one JSON object: videos, readable, unreadable "
+                                                           "[{path, reason}], annotation_errors [{file, line, reason}]")
+    check.add_argument("--min-frames", type=int, help="fewer decodable frames = too short (default: the plan's "
+                                                      "smallest clip length)")
+    check.add_argument("--workers", type=int, default=1, help="processes decoding in parallel")
+    check.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=kinetics400 data.root=DIR")
+    check.set_defaults(func=cmd_check)
+
+    bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
+                           description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json")
+    bench.add_argument("--clips", type=int, default=16, help="clips timed per shape")
+    bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
+    bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
+    bench.add_argument("--out", help="write the JSON record here")
+    bench.add_argument("--json", action="store_true", help="print the JSON record instead of a table")
+    bench.add_argument("overrides", nargs="*", help="key=value overrides")
+    bench.set_defaults(func=cmd_bench)
+    return data

@@ -1,0 +1,137 @@
+"""`harness data bench`: loader throughput (clips/s) at every planned shape, split into decode, resample, workers.
+
+Multigrid's small shapes come in large batches of the same clips, so they need several times the baseline's
+decode throughput (spec 5.8). This measures, per planned (t, s): PyAV decoding of random strided windows
+alone, grid resampling of already decoded frames alone, and the whole loader (DataLoader + the short-cycle
+sampler's requests) at several worker counts. Timings exclude a warm-up batch (timm `benchmark.py` style).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from harness.data.dataset import VideoClipDataset, collate_clips
+from harness.data.decode import VideoReader
+from harness.data.sampler import ClipRequest
+from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
+from harness.schedule import Plan
+
+
+def planned_shapes(plan: Plan) -> list[dict[str, Any]]:
+    """Each distinct (t, s) the plan trains, with its largest per-GPU batch and sampling ranges."""
+    shapes: dict[tuple[int, int], dict[str, Any]] = {}
+    for p in plan.phases:
+        if p.epochs == 0:
+            continue
+        for c, b in zip(p.cycle, p.per_gpu_batches):
+            key = (c.t, c.s)
+            entry = shapes.setdefault(key, {"t": c.t, "s": c.s, "per_gpu_batch": b,
+                                            "stride_range": plan.stride_range(c.t),
+                                            "jitter_range": plan.jitter_range(c.s)})
+            entry["per_gpu_batch"] = max(entry["per_gpu_batch"], b)
+    return sorted(shapes.values(), key=lambda e: (e["t"] * e["s"] ** 2, e["t"]))
+
+
+def _requests(shape: dict[str, Any], n: int, size: int, seed: int) -> list[ClipRequest]:
+    rng = np.random.default_rng(seed)
+    return [ClipRequest(int(rng.integers(size)), shape["t"], shape["s"], tuple(shape["stride_range"]),
+                        tuple(shape["jitter_range"]), (seed, k)) for k in range(n)]
+
+
+def _decode_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> tuple[float, list[torch.Tensor]]:
+    """Clips/s of decoding alone (open, seek, decode the window, convert the picked frames)."""
+    frames, start = [], time.perf_counter()
+    for req in reqs:
+        rng = np.random.default_rng(list(req.key))
+        with VideoReader(ds.records[req.index].path, ds.decode_threads) as reader:
+            stride = random_stride(req.stride_range, rng)
+            times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps, rng)
+            frames.append(reader.frames_at(times))
+    return len(reqs) / (time.perf_counter() - start), frames
+
+
+def _resample_rate(frames: list[torch.Tensor], reqs: list[ClipRequest]) -> float:
+    """Clips/s of grid resampling alone (random scale and crop, one bilinear resize, uint8)."""
+    start = time.perf_counter()
+    for clip, req in zip(frames, reqs):
+        rng = np.random.default_rng(list(req.key))
+        box = train_crop_box(clip.shape[1], clip.shape[2], req.s, req.jitter_range, rng)
+        resize_crop(clip, box, req.s, flip=True)
+    return len(reqs) / (time.perf_counter() - start)
+
+
+def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int) -> float:
+    """Clips/s of the whole loader with `workers` processes, after one warm-up batch."""
+    batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
+    loader = torch.utils.data.DataLoader(ds, batch_sampler=batches, num_workers=workers, collate_fn=collate_clips)
+    it = iter(loader)
+    next(it)  # warm-up: worker start-up is not throughput
+    n, start = 0, time.perf_counter()
+    for b in it:
+        n += b["clips"].shape[0]
+    elapsed = time.perf_counter() - start
+    return n / elapsed if n else float("nan")
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                              cwd=Path(__file__).resolve().parent).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def environment() -> dict[str, Any]:
+    """Hardware and software versions for a benchmark record."""
+    import av
+    import torchvision
+
+    return {
+        "hardware": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                     "platform": platform.platform(),
+                     "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
+        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                     "torchvision": torchvision.__version__, "av": av.__version__,
+                     "libavcodec": ".".join(map(str, av.library_versions.get("libavcodec", ())))},
+        "git_commit": _git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
+                 seed: int = 0) -> dict[str, Any]:
+    """The benchmark record: per planned shape, decode, resample and loader clips/s (by worker count)."""
+    rows = []
+    for shape in planned_shapes(plan):
+        reqs = _requests(shape, clips, len(dataset.records), seed)
+        decode, frames = _decode_rate(dataset, reqs)
+        batch = max(1, min(shape["per_gpu_batch"], clips // 2))  # at least two batches: one is warm-up
+        rows.append({**shape, "clips": clips, "loader_batch": batch, "decode_clips_per_s": decode,
+                     "resample_clips_per_s": _resample_rate(frames, reqs),
+                     "loader_clips_per_s": {str(w): _loader_rate(dataset, reqs, batch, w) for w in workers}})
+    return {**environment(), "kind": "data-bench", "dataset": {
+        "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
+        "decode_threads": dataset.decode_threads, "shapes": rows}
+
+
+def format_bench(record: dict[str, Any]) -> str:
+    """A table of a benchmark record."""
+    workers = list(record["shapes"][0]["loader_clips_per_s"]) if record["shapes"] else []
+    head = f"{'t':>4} {'s':>4} {'batch':>6} {'decode':>9} {'resample':>9} " + " ".join(
+        f"{'w=' + w:>9}" for w in workers)
+    lines = [f"loader clips/s on {record['hardware']['cores']} cores ({record['dataset']['videos']} videos)", head]
+    for r in record["shapes"]:
+        lines.append(f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
+                     f"{r['resample_clips_per_s']:>9.1f} "
+                     + " ".join(f"{r['loader_clips_per_s'][w]:>9.1f}" for w in workers))
+    return "\n".join(lines)

@@ -1,0 +1,76 @@
+"""`harness data check`: read every annotation file and decode every video of a dataset; report what is wrong."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from harness.data.datasets import load_annotations
+from harness.data.decode import VideoError, scan_video
+from harness.data.records import AnnotationError, MissingAnnotations
+from harness.schedule import Plan
+
+
+def min_clip_frames(plan: Plan) -> int:
+    """The fewest frames any planned clip has: a video with fewer cannot give even the smallest clip."""
+    return min(c.t for p in plan.phases if p.epochs > 0 for c in p.cycle)
+
+
+def _scan(args: tuple[str, int]) -> tuple[str, str | None]:
+    path, min_frames = args
+    try:
+        scan_video(path, min_frames)
+        return path, None
+    except VideoError as err:
+        return path, str(err)
+
+
+def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frames: int = 1, workers: int = 1,
+                  splits: tuple[str, ...] = ("train", "val")) -> dict[str, Any]:
+    """Check every split's annotations and every video they list.
+
+    Returns {"videos", "readable", "unreadable": [{"path", "reason"}], "annotation_errors": [{"file", "line",
+    "reason"}], "splits": {split: number of videos}, "ok"}. The train split must exist; others are optional.
+    """
+    errors: list[dict[str, Any]] = []
+    paths: dict[str, None] = {}  # ordered set: a video listed in two splits is checked once
+    counts: dict[str, int] = {}
+    for split in splits:
+        try:
+            ann = load_annotations(name, root, split, num_classes)
+        except MissingAnnotations as err:
+            if split == "train":
+                errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
+            continue
+        except AnnotationError as err:
+            errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
+            continue
+        counts[split] = len(ann)
+        paths.update((str(r.path), None) for r in ann.records)
+    jobs = [(p, min_frames) for p in paths]
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_scan, jobs, chunksize=8))
+    else:
+        results = [_scan(j) for j in jobs]
+    unreadable = [{"path": p, "reason": r} for p, r in results if r is not None]
+    return {"videos": len(results), "readable": len(results) - len(unreadable), "unreadable": unreadable,
+            "annotation_errors": errors, "splits": counts, "ok": not unreadable and not errors}
+
+
+def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
+    """The report as text for a terminal."""
+    lines = [f"{name} at {root}: {report['videos']} videos ("
+             + ", ".join(f"{k} {v}" for k, v in report["splits"].items()) + f"), {report['readable']} readable, "
+             f"{len(report['unreadable'])} unreadable, {len(report['annotation_errors'])} annotation error(s)"]
+    if report["unreadable"]:
+        lines.append("unreadable videos:")
+        lines += [f"  {u['path']}: {u['reason']}" for u in report["unreadable"]]
+    if report["annotation_errors"]:
+        lines.append("annotation errors:")
+        lines += [f"  {e['file']}" + (f", line {e['line']}" if e["line"] else "") + f": {e['reason']}"
+                  for e in report["annotation_errors"]]
+    lines.append("OK" if report["ok"] else "FAILED: fix or remove the files above (the loader would skip the "
+                                           "videos; annotation errors stop training)")
+    return "\n".join(lines)

@@ -1,0 +1,237 @@
+"""The video dataset: a ClipRequest (index + planned shape) in, a uint8 clip of that shape out.
+
+Training items are :class:`~harness.data.sampler.ClipRequest` s from the short-cycle batch sampler; all
+randomness of a clip (stride, window, scale, crop, flip) comes from the request's key, so results do not depend
+on which worker loads it. An unusable video (missing, empty, not a video, truncated, undecodable, too short) is
+replaced by another one drawn from the same key (bounded retries); the failures travel with the sample, and
+:class:`BadVideoLog` in the main process counts them and logs each file once (worker processes cannot share a
+counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from harness.data.datasets import Annotations, load_annotations
+from harness.data.decode import VideoError, VideoReader
+from harness.data.records import VideoRecord
+from harness.data.sampler import ClipRequest
+from harness.data.transforms import (
+    eval_clip_times,
+    eval_crop_boxes,
+    random_stride,
+    resize_crop,
+    segment_indices,
+    train_clip_times,
+    train_crop_box,
+)
+from harness.spec import RunSpec
+
+log = logging.getLogger("harness.data")
+
+
+class DataError(RuntimeError):
+    """Too many unreadable videos in a row: the dataset is broken, not one file."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How clips are cut from videos (the dataset-specific part of the recipe)."""
+
+    num_frames: int = 32  # T0: frames of an evaluation clip (training takes t from each ClipRequest)
+    sampling_rate: int = 2  # r: evaluation stride, in frames at `fps`
+    crop_size: int = 224  # S0: evaluation crop
+    jitter: tuple[int, int] = (256, 340)  # training short-side range at S0 (for bare integer indices)
+    fps: float | None = 30.0  # strides count frames at this rate (reference: 30); None = each video's own rate
+    segment: bool = False  # SSv2: one frame per uniform segment instead of a strided window
+    flip: bool = True  # random horizontal flip in training (off for SSv2: left/right matter there)
+    eval_clips: int = 10
+    eval_crops: int = 3
+    eval_short_side: int | None = None  # short side before the eval crops; None = crop_size
+    antialias: bool = False
+
+
+DATASET_SAMPLING = {  # reference test settings per dataset (spec section 4)
+    "ssv2": {"segment": True, "flip": False, "eval_clips": 1, "eval_crops": 1},
+    "charades": {"eval_clips": 10, "eval_crops": 3},
+}
+
+
+class VideoClipDataset(torch.utils.data.Dataset):
+    """Clips of annotated videos, in the shape each ClipRequest asks for (training) or as eval views."""
+
+    def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
+                 min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0):
+        if not len(annotations):
+            raise ValueError("the annotations list no videos")
+        self.annotations, self.records = annotations, annotations.records
+        self.sampling, self.train = sampling, train
+        self.min_frames, self.max_retries = min_frames, max_retries
+        self.decode_threads, self.seed = decode_threads, seed
+        self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, split: str = "train", *, root: str | Path | None = None,
+                  **options: Any) -> VideoClipDataset:
+        """The dataset `spec.data` names, with its recipe's sampling; `options` override Sampling fields or
+        the constructor's keywords (min_frames, max_retries, decode_threads)."""
+        d = spec.data
+        ann = load_annotations(d.name, root if root is not None else d.root, split, d.num_classes)
+        fields = {"num_frames": d.num_frames, "sampling_rate": d.sampling_rate, "crop_size": d.crop_size,
+                  "jitter": d.jitter, **DATASET_SAMPLING.get(d.name, {})}
+        keywords = {k: options.pop(k) for k in ("min_frames", "max_retries", "decode_threads") if k in options}
+        fields.update(options)
+        return cls(ann, Sampling(**fields), train=split == "train", seed=spec.seed, **keywords)
+
+    @property
+    def num_classes(self) -> int:
+        return self.annotations.num_classes
+
+    def __len__(self) -> int:
+        return len(self.records) if self.train else len(self.records) * self.sampling.eval_clips
+
+    # ------------------------------------------------------------ training
+    def __getitem__(self, item: ClipRequest | int) -> dict[str, Any]:
+        if not self.train:
+            return self._eval_item(int(item))
+        if not isinstance(item, ClipRequest):  # a plain DataLoader: the baseline shape
+            sp = self.sampling
+            item = ClipRequest(int(item), sp.num_frames, sp.crop_size, (sp.sampling_rate, sp.sampling_rate),
+                               sp.jitter, (self.seed, int(item)))
+        return self._train_item(item)
+
+    def _open(self, index: int) -> VideoReader:
+        if index in self._bad:
+            raise self._bad[index]
+        reader = VideoReader(self.records[index].path, self.decode_threads)
+        if reader.info.frames < self.min_frames:
+            reader.close()
+            raise VideoError("too_short", f"{reader.path}: {reader.info.frames} frame(s), fewer than the "
+                                          f"{self.min_frames} a clip needs")
+        return reader
+
+    def _train_item(self, req: ClipRequest) -> dict[str, Any]:
+        failures: list[tuple[str, str]] = []
+        index = req.index
+        for attempt in range(self.max_retries + 1):
+            rng = np.random.default_rng([*req.key, attempt])
+            if attempt:  # deterministic replacement: drawn from the request's key, not from process state
+                index = int(rng.integers(len(self.records)))
+            try:
+                clip, times = self._train_clip(index, req, rng)
+            except VideoError as err:
+                self._bad[index] = err
+                failures.append((str(self.records[index].path), str(err)))
+                continue
+            return {"clip": clip, "label": self._target(self.records[index], times), "index": index,
+                    "failures": failures}
+        raise DataError(f"{self.max_retries + 1} videos in a row could not be read (last: {failures[-1][1]}). "
+                        f"Run 'harness data check' on the dataset.")
+
+    def _train_clip(self, index: int, req: ClipRequest, rng: np.random.Generator) -> tuple[torch.Tensor, list[float]]:
+        sp = self.sampling
+        with self._open(index) as reader:
+            info = reader.info
+            if sp.segment:
+                times = reader.frame_times(segment_indices(info.frames, req.t, rng))
+            else:
+                stride = random_stride(req.stride_range, rng)
+                times = train_clip_times(info.duration, req.t, stride, sp.fps or info.fps, rng)
+            frames = reader.frames_at(times)
+        box = train_crop_box(frames.shape[1], frames.shape[2], req.s, req.jitter_range, rng)
+        flip = sp.flip and bool(rng.random() < 0.5)
+        return resize_crop(frames, box, req.s, flip, sp.antialias), times
+
+    def _target(self, record: VideoRecord, times: Sequence[float] | None) -> int | torch.Tensor:
+        """Class index, or (multi-label) a 0/1 vector: in training the actions overlapping the clip's window."""
+        if not record.multilabel:
+            return int(record.label)
+        target = torch.zeros(self.num_classes)
+        if times is not None and record.actions:
+            labels = [a.label for a in record.actions if a.start <= times[-1] and a.end >= times[0]]
+        else:
+            labels = list(record.label)
+        target[labels] = 1.0
+        return target
+
+    # ------------------------------------------------------------ evaluation
+    def _eval_item(self, item: int) -> dict[str, Any]:
+        """Temporal clip `item % eval_clips` of video `item // eval_clips`, all its spatial crops.
+
+        A broken video is not replaced (that would score another video under its label): its views are
+        zeros with `valid` False, and the failure is reported.
+        """
+        sp = self.sampling
+        video, k = divmod(item, sp.eval_clips)
+        record = self.records[video]
+        s, crops = sp.crop_size, sp.eval_crops
+        try:
+            with self._open(video) as reader:
+                info = reader.info
+                if sp.segment:
+                    times = reader.frame_times(segment_indices(info.frames, sp.num_frames, None))
+                else:
+                    times = eval_clip_times(info.duration, sp.num_frames, sp.sampling_rate, sp.fps or info.fps,
+                                            sp.eval_clips)[k]
+                frames = reader.frames_at(times)
+            boxes = eval_crop_boxes(frames.shape[1], frames.shape[2], s, sp.eval_short_side or s, crops)
+            clips = torch.stack([resize_crop(frames, b, s, False, sp.antialias) for b in boxes])
+            failures, valid = [], True
+        except VideoError as err:
+            self._bad[video] = err
+            clips = torch.zeros(crops, 3, sp.num_frames, s, s, dtype=torch.uint8)
+            failures, valid = [(str(record.path), str(err))], False
+        return {"clips": clips, "label": self._target(record, None), "video": video, "valid": valid,
+                "failures": failures}
+
+
+def _labels(labels: list[int | torch.Tensor]) -> torch.Tensor:
+    return torch.stack(labels) if isinstance(labels[0], torch.Tensor) else torch.tensor(labels, dtype=torch.long)
+
+
+def collate_clips(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """A training batch: `clips` uint8 N×C×T×H×W, `labels` (N int64, or N×K float), `index` N, `failures`."""
+    return {"clips": torch.stack([x["clip"] for x in samples]), "labels": _labels([x["label"] for x in samples]),
+            "index": torch.tensor([x["index"] for x in samples]),
+            "failures": [f for x in samples for f in x["failures"]]}
+
+
+def collate_eval(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """An eval batch with crops flattened: `clips` uint8 (N·crops)×C×T×H×W; `video`, `valid`, `labels` per row."""
+    crops = samples[0]["clips"].shape[0]
+    rep = lambda key: [x[key] for x in samples for _ in range(crops)]  # noqa: E731
+    return {"clips": torch.cat([x["clips"] for x in samples]), "labels": _labels(rep("label")),
+            "video": torch.tensor(rep("video")), "valid": torch.tensor(rep("valid")),
+            "failures": [f for x in samples for f in x["failures"]]}
+
+
+class BadVideoLog:
+    """Unreadable videos the loader met (fed from batches in the main process); logs each file once."""
+
+    def __init__(self, logger: logging.Logger = log):
+        self.logger = logger
+        self.files: dict[str, str] = {}
+        self.failed_reads = 0
+
+    def update(self, failures: Iterable[tuple[str, str]]) -> None:
+        """Count a batch's `failures` ((path, reason) pairs); warn the first time a file fails."""
+        for path, reason in failures:
+            self.failed_reads += 1
+            if path not in self.files:
+                self.files[path] = reason
+                self.logger.warning("unreadable video replaced by another: %s (%s)", path, reason)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Counts for the run record: failed reads, distinct bad files, files per reason, and the files."""
+        kinds = Counter(reason.split(":", 1)[0] for reason in self.files.values())
+        return {"failed_reads": self.failed_reads, "bad_videos": len(self.files),
+                "by_reason": dict(sorted(kinds.items())),
+                "files": [{"path": p, "reason": r} for p, r in sorted(self.files.items())]}

@@ -1,0 +1,218 @@
+"""Decoding with PyAV: open a video, seek to a time window, decode only that window, respect rotation.
+
+Output layout: ``uint8`` tensors ``T×H×W×C`` (RGB), the layout frames come out of the decoder in; the
+transforms turn them into the model's ``C×T×H×W``. Times are seconds from the video stream's first frame,
+so any frame rate (constant or variable) and any container/codec FFmpeg reads works. Audio is never decoded.
+Frames are converted to RGB only when a clip uses them: a strided clip decodes its whole window (decoding
+is sequential) but converts one frame in `stride`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+import numpy as np
+import torch
+
+# Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
+REASONS = ("missing", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated", "too_short")
+
+# A decoded span shorter than this share of the duration the container claims means data is missing (a
+# truncated Matroska/WebM file decodes without any error up to the cut).
+TRUNCATION_SHARE = 0.75
+
+
+class VideoError(Exception):
+    """A video cannot be used. `kind` is one of REASONS; the message says why."""
+
+    def __init__(self, kind: str, message: str):
+        assert kind in REASONS, kind
+        self.kind = kind
+        super().__init__(f"{kind}: {message}")
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What the container says about a video's first video stream (sizes after rotation)."""
+
+    path: str
+    width: int
+    height: int
+    fps: float
+    duration: float  # seconds (claimed by the container; truncated files may claim more than they hold)
+    frames: int  # claimed, or estimated as duration × fps where the container does not say
+    rotation: int  # degrees counter-clockwise the frames are turned to display upright (known after decoding)
+    codec: str
+    container: str
+
+
+_OPEN_ERRORS = (av.error.FFmpegError, OSError, UnicodeDecodeError, ValueError)
+
+
+def _container_signature(path: Path) -> str | None:
+    """The container a file's first bytes announce (MP4/MOV, Matroska/WebM, AVI), or None."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+    if head[4:8] in (b"ftyp", b"moov", b"mdat", b"free", b"wide"):
+        return "an MP4/MOV file"
+    if head[:4] == b"\x1a\x45\xdf\xa3":
+        return "a Matroska/WebM file"
+    if head[:4] == b"RIFF" and head[8:12] == b"AVI ":
+        return "an AVI file"
+    return None
+
+
+def _rotation_steps(degrees: float) -> int:
+    """Quarter turns counter-clockwise for a display rotation; other angles are rounded to the nearest quarter."""
+    return int(round(degrees / 90.0)) % 4
+
+
+class VideoReader:
+    """An open video (use as a context manager). `threads` decoder threads (FFmpeg frame/slice threading)."""
+
+    def __init__(self, path: str | Path, threads: int = 1):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise VideoError("missing", f"no such file {self.path}")
+        if self.path.stat().st_size == 0:
+            raise VideoError("empty", f"{self.path} is empty (0 bytes)")
+        try:
+            self._container = av.open(str(self.path), metadata_errors="ignore")
+        except _OPEN_ERRORS as err:
+            kind = _container_signature(self.path)
+            if kind:  # a video file's header but FFmpeg cannot parse it: cut off or damaged, not a non-video
+                raise VideoError("undecodable", f"{self.path} starts like {kind} but FFmpeg cannot open it "
+                                                f"(truncated or corrupt: {err})") from None
+            raise VideoError("not_a_video", f"FFmpeg cannot open {self.path} as a video ({err})") from None
+        if not self._container.streams.video:
+            self._container.close()
+            raise VideoError("no_video_stream", f"{self.path} has no video stream")
+        self._stream = stream = self._container.streams.video[0]
+        stream.thread_type = "AUTO"
+        stream.codec_context.thread_count = max(1, threads)
+        self._tb = float(stream.time_base) if stream.time_base else 0.0
+        self._start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
+        self.info = self._probe()
+
+    def _probe(self) -> VideoInfo:
+        s, c = self._stream, self._container
+        fps = float(s.average_rate or s.guessed_rate or s.base_rate or 0) or 30.0
+        if s.duration:
+            duration = float(s.duration * s.time_base)
+        elif c.duration:
+            duration = c.duration / av.time_base
+        else:
+            duration = (s.frames or 0) / fps
+        frames = s.frames or int(round(duration * fps))
+        # PyAV exposes the display matrix per decoded frame only, so the probe reports coded sizes and no
+        # rotation; frames_at() and scan_video() apply and report it.
+        return VideoInfo(str(self.path), s.codec_context.width, s.codec_context.height, fps, duration, frames, 0,
+                         s.codec_context.name, c.format.name)
+
+    def close(self) -> None:
+        self._container.close()
+
+    def __enter__(self) -> VideoReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _decode(self, start: float, end: float) -> list[tuple[float, av.VideoFrame]]:
+        """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first."""
+        fps = self.info.fps
+        tol = 0.5 / fps
+        out: list[tuple[float, av.VideoFrame]] = []
+        seek = start > tol and self._tb > 0
+        for attempt in range(2):
+            if seek:
+                self._container.seek(int((start + self._start) / self._tb), stream=self._stream, backward=True)
+            elif attempt:
+                self._container.seek(0, stream=self._stream, backward=True)
+            count = 0
+            try:
+                for frame in self._container.decode(self._stream):
+                    t = frame.time - self._start if frame.time is not None else count / fps
+                    count += 1
+                    if not out and seek and t > start + tol:
+                        break  # the seek overshot (no usable index): decode again from the beginning
+                    if t < start - tol:
+                        continue
+                    if t > end + tol:
+                        return out
+                    out.append((t, frame))
+            except av.error.FFmpegError as err:
+                raise VideoError("undecodable", f"decoding {self.path} failed near {start:.2f}s ({err})") from None
+            if out or not seek:
+                return out
+            seek = False
+        return out
+
+    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
+        """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright."""
+        if not len(times):
+            raise ValueError("frames_at needs at least one time")
+        decoded = self._decode(max(0.0, min(times)), max(times))
+        if not decoded:  # asked past the end (metadata overstates the length): use the video's last frames
+            decoded = self._decode(0.0, float("inf"))
+        if not decoded:
+            raise VideoError("undecodable", f"no frame of {self.path} could be decoded")
+        stamps = [t for t, _ in decoded]
+        picks = []
+        for t in times:
+            j = bisect.bisect_left(stamps, t)
+            if j == len(stamps) or (j > 0 and t - stamps[j - 1] <= stamps[j] - t):
+                j = max(0, j - 1)
+            picks.append(j)
+        cache: dict[int, np.ndarray] = {}
+        for j in picks:
+            if j not in cache:
+                cache[j] = decoded[j][1].to_ndarray(format="rgb24")
+        array = np.stack([cache[j] for j in picks])
+        k = _rotation_steps(getattr(decoded[0][1], "rotation", 0) or 0)
+        if k:  # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright
+            array = np.ascontiguousarray(np.rot90(array, k=k, axes=(1, 2)))
+        return torch.from_numpy(array)
+
+    def frame_times(self, indices: Sequence[int]) -> list[float]:
+        """Times of frame indices at the video's average frame rate (for index-based sampling such as SSv2)."""
+        return [i / self.info.fps for i in indices]
+
+
+def read_clip(path: str | Path, times: Sequence[float], threads: int = 1) -> torch.Tensor:
+    """Open `path` and return the frames nearest to `times`, uint8 T×H×W×C."""
+    with VideoReader(path, threads) as reader:
+        return reader.frames_at(times)
+
+
+def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> VideoInfo:
+    """Decode every frame of `path` (without colour conversion) and raise VideoError if it is not usable.
+
+    Catches what opening alone misses: undecodable packets, truncation (fewer seconds decoded than the
+    container claims) and videos shorter than `min_frames` frames. Returns the info with the decoded count.
+    """
+    with VideoReader(path, threads) as reader:
+        info, count, last, rotation = reader.info, 0, 0.0, 0
+        try:
+            for frame in reader._container.decode(reader._stream):
+                if count == 0:
+                    rotation = getattr(frame, "rotation", 0) or 0
+                count += 1
+                if frame.time is not None:
+                    last = max(last, frame.time - reader._start)
+        except av.error.FFmpegError as err:
+            raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
+    if count == 0:
+        raise VideoError("undecodable", f"{path}: no frame could be decoded")
+    span = last + 1.0 / info.fps
+    if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 / info.fps:
+        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
+                                      f"the container claims")
+    if count < min_frames:
+        raise VideoError("too_short", f"{path}: {count} frame(s), fewer than the {min_frames} a clip needs")
+    w, h = (info.height, info.width) if _rotation_steps(rotation) % 2 else (info.width, info.height)
+    return VideoInfo(info.path, w, h, info.fps, info.duration, count, rotation, info.codec, info.container)
