@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--keys", action="store_true", help="list every config key with its default and exit")
     plan.add_argument("overrides", nargs="*", help="key=value overrides, e.g. solver.max_epoch=120 recipe=k400_i3d_r50")
     plan.set_defaults(func=cmd_plan)
+    from harness import cli_models
+
+    cli_models.register(sub)
     return parser
 
 

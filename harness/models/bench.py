@@ -1,0 +1,60 @@
+"""Training-step time of a model at each planned shape (timed honestly: synchronised, warm-up excluded)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from harness.models.bn import multigrid_bns, set_bn_layout
+
+
+@dataclass(frozen=True)
+class StepTime:
+    t: int
+    s: int
+    batch: int
+    bn_splits: int
+    median_ms: float
+    clips_per_s: float
+    peak_mem_gib: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: int, s: int, batch: int,
+                       bn_splits: int, device: torch.device, *, bf16: bool, channels_last: bool,
+                       warmup: int = 3, repeats: int = 10) -> StepTime:
+    """Median time of forward + backward + SGD step on random clips of batch×3×t×s×s."""
+    set_bn_layout(multigrid_bns(model), bn_splits, 1)
+    fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
+    clip = torch.randn(batch, 3, t, s, s, device=device).to(memory_format=fmt)
+    labels = torch.randint(0, 2, (batch,), device=device)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    times = []
+    for i in range(warmup + repeats):
+        _sync(device)
+        start = time.perf_counter()
+        with autocast:
+            loss = nn.functional.cross_entropy(model(clip).float(), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        _sync(device)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
+    return StepTime(t, s, batch, bn_splits, median * 1e3, batch / median, peak)

@@ -1,0 +1,133 @@
+"""BatchNorm whose statistics follow the multigrid Plan (spec section 3).
+
+`MultigridBatchNorm3d` is an `nn.BatchNorm3d` (same parameters, buffers and state-dict
+keys, so checkpoints hold plain BN and load at any split count) with two training modes:
+
+- **sub-batch BN** (`num_splits = k > 1`): statistics over `k` groups of the per-GPU batch,
+  group `i` = samples `i mod k` (reshape `N×C×…` to `N/k × kC × …`). The affine weight and
+  bias are shared by all groups. The running statistics are updated with the aggregate of
+  the groups — mean of group means; mean of (unbiased) group variances plus the variance of
+  the group means — so evaluation uses one plain BN, as in the paper.
+- **synchronised BN** (`num_sync = d > 1`): statistics over the batches of `d` consecutive
+  ranks (torch.distributed, autograd through the all-reduce).
+
+The layout changes between iterations by setting two integers (`set_bn_layout`): nothing is
+rebuilt, the optimizer keeps its parameters. At split 1 and sync 1 it is plain BN.
+
+Difference from the reference implementation: it keeps per-group running statistics and
+aggregates them only when a checkpoint is saved, so its eval variance misses the spread of
+the group means that our per-step aggregate keeps. Training outputs are identical.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+
+class MultigridBatchNorm3d(nn.BatchNorm3d):
+    """BatchNorm3d with a settable sub-batch split count and cross-device sync count."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1) -> None:
+        super().__init__(num_features, eps=eps, momentum=momentum)
+        self.num_splits = 1
+        self.num_sync = 1
+        self.sync_group: dist.ProcessGroup | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or (self.num_splits == 1 and self.num_sync == 1):
+            return super().forward(x)
+        if self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+        if self.num_splits > 1:
+            return self._sub_batch_forward(x)
+        return self._synced_forward(x)
+
+    def _sub_batch_forward(self, x: torch.Tensor) -> torch.Tensor:
+        k, c = self.num_splits, self.num_features
+        n = x.shape[0]
+        if n % k:
+            raise ValueError(f"sub-batch BN: batch of {n} clips cannot be split into {k} equal groups")
+        grouped = x.reshape(n // k, k * c, *x.shape[2:])
+        # Temporary per-group buffers with momentum 1 receive exactly this batch's group statistics.
+        group_mean = torch.zeros(k * c, device=x.device, dtype=torch.float32)
+        group_var = torch.ones(k * c, device=x.device, dtype=torch.float32)
+        out = F.batch_norm(grouped, group_mean, group_var, self.weight.repeat(k), self.bias.repeat(k),
+                           training=True, momentum=1.0, eps=self.eps)
+        with torch.no_grad():
+            means, variances = group_mean.view(k, c), group_var.view(k, c)
+            batch_mean = means.mean(0)
+            batch_var = variances.mean(0) + means.var(0, unbiased=False)
+            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), self.momentum)
+            self.running_var.lerp_(batch_var.to(self.running_var.dtype), self.momentum)
+        return out.reshape(x.shape)
+
+    def _synced_forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not (dist.is_available() and dist.is_initialized()):
+            return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, True,
+                                self.momentum, self.eps)
+        from torch.distributed.nn.functional import all_reduce
+
+        dims = [0, *range(2, x.dim())]
+        xf = x.float()
+        count = torch.tensor([x.numel() / x.shape[1]], device=x.device, dtype=torch.float32)
+        stats = torch.cat([xf.sum(dims), (xf * xf).sum(dims), count])
+        stats = all_reduce(stats, group=self.sync_group)  # autograd flows back to every rank's inputs
+        c = self.num_features
+        total = stats[2 * c]
+        mean = stats[:c] / total
+        var = (stats[c:2 * c] / total - mean * mean).clamp_min(0)
+        with torch.no_grad():
+            self.running_mean.lerp_(mean.detach().to(self.running_mean.dtype), self.momentum)
+            unbiased = var.detach() * total / (total - 1).clamp_min(1)
+            self.running_var.lerp_(unbiased.to(self.running_var.dtype), self.momentum)
+        shape = [1, c] + [1] * (x.dim() - 2)
+        scale = self.weight.float() * torch.rsqrt(var + self.eps)
+        shift = self.bias.float() - mean * scale
+        return (xf * scale.view(shape) + shift.view(shape)).to(x.dtype)
+
+
+_SYNC_GROUPS: dict[int, dist.ProcessGroup | None] = {}
+
+
+def sync_group(size: int) -> dist.ProcessGroup | None:
+    """This rank's group of `size` consecutive ranks; every rank must call it at the same point."""
+    if size <= 1 or not (dist.is_available() and dist.is_initialized()):
+        return None
+    if size not in _SYNC_GROUPS:
+        world, rank = dist.get_world_size(), dist.get_rank()
+        if world % size:
+            raise ValueError(f"BN sync over {size} devices needs a world size divisible by it, got {world}")
+        mine = None
+        for start in range(0, world, size):  # new_group is collective: every rank creates every group
+            group = dist.new_group(list(range(start, start + size)))
+            if start <= rank < start + size:
+                mine = group
+        _SYNC_GROUPS[size] = mine
+    return _SYNC_GROUPS[size]
+
+
+def multigrid_bns(model: nn.Module) -> list[MultigridBatchNorm3d]:
+    """All multigrid BN layers of `model` (collect once, then pass to `set_bn_layout`)."""
+    return [m for m in model.modules() if isinstance(m, MultigridBatchNorm3d)]
+
+
+def set_bn_layout(bns: list[MultigridBatchNorm3d], splits: int, sync: int) -> None:
+    """Switch every BN layer to `splits` sub-batches and `sync` devices (cheap; call on phase changes)."""
+    group = sync_group(sync) if sync > 1 else None
+    for bn in bns:
+        bn.num_splits, bn.num_sync, bn.sync_group = splits, sync, group
+
+
+def convert_batchnorm(module: nn.Module) -> nn.Module:
+    """Replace every nn.BatchNorm3d of `module` (e.g. a torchvision model) by MultigridBatchNorm3d, in place."""
+    for name, child in module.named_children():
+        if isinstance(child, nn.BatchNorm3d) and not isinstance(child, MultigridBatchNorm3d):
+            bn = MultigridBatchNorm3d(child.num_features, eps=child.eps, momentum=child.momentum or 0.1)
+            bn.load_state_dict(child.state_dict())
+            setattr(module, name, bn)
+        else:
+            convert_batchnorm(child)
+    return module

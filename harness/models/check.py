@@ -1,0 +1,57 @@
+"""`harness models check`: forward and backward of a model at every shape a Plan produces."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from harness.models.bn import multigrid_bns, set_bn_layout
+from harness.schedule import Plan
+
+
+@dataclass(frozen=True)
+class ShapeCheck:
+    t: int
+    s: int
+    ok: bool
+    seconds: float
+    error: str = ""
+
+
+def planned_shapes(plan: Plan) -> list[tuple[int, int]]:
+    """Every distinct (frames, pixels) the plan trains at, in order of first use."""
+    seen: list[tuple[int, int]] = []
+    for phase in plan.phases:
+        if phase.epochs == 0:
+            continue
+        for shape in phase.cycle:
+            if (shape.t, shape.s) not in seen:
+                seen.append((shape.t, shape.s))
+    return seen
+
+
+def check_shapes(model: nn.Module, shapes: list[tuple[int, int]], num_classes: int, batch: int = 2,
+                 progress=None) -> list[ShapeCheck]:
+    """Run one training step's forward and backward (plain BN over `batch` clips) at each shape."""
+    model.train()
+    bns = multigrid_bns(model)
+    set_bn_layout(bns, splits=1, sync=1)
+    results = []
+    for t, s in shapes:
+        start = time.perf_counter()
+        try:
+            clip = torch.randn(batch, 3, t, s, s)
+            logits = model(clip)
+            if tuple(logits.shape) != (batch, num_classes):
+                raise ValueError(f"output shape {tuple(logits.shape)}, expected {(batch, num_classes)}")
+            logits.float().logsumexp(1).sum().backward()
+            model.zero_grad(set_to_none=True)
+            results.append(ShapeCheck(t, s, True, time.perf_counter() - start))
+        except Exception as err:  # report every failure, keep checking the other shapes
+            results.append(ShapeCheck(t, s, False, time.perf_counter() - start, f"{type(err).__name__}: {err}"))
+        if progress is not None:
+            progress.update(1)
+    return results

@@ -1,0 +1,37 @@
+"""Non-local block (Wang et al. 2018) as I3D-NL R50 uses it (spec section 6).
+
+Inner width half the block's width; θ, φ, g are 1×1×1 convs; φ and g are max-pooled 1×2×2;
+softmax over θᵀφ scaled by 1/√inner (the reference configs' "softmax" instantiation); the
+output conv is followed by BN whose scale starts at zero, so the block starts as identity.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from harness.models.bn import MultigridBatchNorm3d
+
+
+class NonLocal(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        inner = max(1, dim // 2)
+        self.inner = inner
+        self.theta = nn.Conv3d(dim, inner, 1)
+        self.phi = nn.Conv3d(dim, inner, 1)
+        self.g = nn.Conv3d(dim, inner, 1)
+        self.pool = nn.MaxPool3d((1, 2, 2), stride=(1, 2, 2))
+        self.out = nn.Conv3d(inner, dim, 1)
+        self.bn = MultigridBatchNorm3d(dim)
+        self.bn.zero_init = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[0]
+        theta = self.theta(x).flatten(2)  # N × inner × THW
+        phi = self.pool(self.phi(x)).flatten(2)  # N × inner × THW/4
+        g = self.pool(self.g(x)).flatten(2)
+        affinity = torch.einsum("nct,ncp->ntp", theta, phi) * self.inner**-0.5
+        attention = affinity.softmax(dim=-1)
+        y = torch.einsum("ntp,ncp->nct", attention, g).reshape(n, self.inner, *x.shape[2:])
+        return x + self.bn(self.out(y))

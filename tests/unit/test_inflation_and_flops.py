@@ -1,0 +1,80 @@
+"""ImageNet inflation's defining property, and FLOP/parameter counts against the published ones."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+import torchvision
+from torch import nn
+
+from harness.models import build_model
+from harness.models.flops import count_flops
+from harness.models.inflate import load_resnet50_state
+from harness.spec import ModelSpec, SpecError
+
+
+@pytest.fixture(scope="module")
+def resnet50_file(tmp_path_factory):
+    torch.manual_seed(0)
+    net = torchvision.models.resnet50()
+    for m in net.modules():  # non-trivial BN statistics, so copying them matters
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.normal_(0, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.normal_(0, 0.1)
+    path = tmp_path_factory.mktemp("weights") / "resnet50.pth"
+    torch.save({"state_dict": {f"module.{k}": v for k, v in net.state_dict().items()}}, path)
+    return path, net.eval()
+
+
+@pytest.mark.parametrize(("name", "frames"), [("i3d_r50", 32), ("i3d_nl_r50", 32), ("slowfast_r50_8x8", 128)])
+def test_constant_clip_gives_2d_features(resnet50_file, name, frames):
+    path, net2d = resnet50_file
+    image = torch.randn(1, 3, 64, 64)
+    with torch.no_grad():
+        expected = nn.Sequential(*list(net2d.children())[:-2])(image)[:, :, None]  # 1×2048×1×2×2
+        model = build_model(ModelSpec(name=name, pretrained=str(path)), 10).eval()
+        features = model.features(image.unsqueeze(2).expand(-1, -1, frames, -1, -1).contiguous())[0]
+    # Zero temporal padding changes the border frames; the centre frames see only real frames.
+    centre = features.shape[2] // 2
+    middle = features[:, :, centre - 1: centre + 1]
+    error = (middle - expected).abs().max() / expected.abs().max()
+    assert error < 1e-5
+
+
+def test_pretrained_path_errors(tmp_path):
+    with pytest.raises(SpecError, match="no file at"):
+        load_resnet50_state(tmp_path / "missing.pth")
+    junk = tmp_path / "junk.pth"
+    junk.write_text("not a checkpoint")
+    with pytest.raises(SpecError, match="not a readable PyTorch checkpoint"):
+        load_resnet50_state(junk)
+    wrong = tmp_path / "wrong.pth"
+    torch.save({"fc.weight": torch.zeros(1)}, wrong)
+    with pytest.raises(SpecError, match="does not hold a torchvision ResNet-50"):
+        load_resnet50_state(wrong)
+
+
+# Official model-zoo counts (SlowFast model zoo; fvcore, 1 clip, eval, conv only, 256² crop).
+PUBLISHED = [("slowfast_r50_8x8", 32, 34.57e6, 65.7), ("slowfast_r50_4x16", 32, 34.48e6, 36.1)]
+
+
+@pytest.mark.parametrize(("name", "frames", "params", "gflops"), PUBLISHED)
+def test_flops_match_published_counts(name, frames, params, gflops):
+    count = count_flops(build_model(ModelSpec(name=name), 400), frames, 256)
+    assert count.params == pytest.approx(params, rel=0.01)
+    assert count.gflops_conv == pytest.approx(gflops, rel=0.01)
+    assert count.gflops > count.gflops_conv
+
+
+def test_flops_cli_json():
+    out = subprocess.run(["harness", "flops", "i3d_r50", "--frames", "8", "--crop", "224", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert {"params", "gflops", "gflops_conv"} <= set(result)
+    assert result["params"] == pytest.approx(28.04e6, rel=0.01)
+    # Conv FLOPs scale with pixels (the feature maps divide evenly at 224 and 256).
+    assert result["gflops_conv"] == pytest.approx(37.1 * (224 / 256) ** 2, rel=0.01)

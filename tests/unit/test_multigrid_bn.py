@@ -1,0 +1,105 @@
+"""Sub-batch BatchNorm against an independent implementation, and its contracts (spec section 3)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.models import MultigridBatchNorm3d, build_model, multigrid_bns, set_bn_layout
+from harness.spec import ModelSpec
+
+
+def independent_sub_bn(x, weight, bias, k, eps=1e-5):
+    """Group i = samples i mod k, normalised with its own batch statistics, shared affine (a plain loop)."""
+    out = torch.empty_like(x)
+    means, variances = [], []
+    for i in range(k):
+        group = x[i::k]
+        dims = [0, 2, 3, 4]
+        mean = group.mean(dims)
+        var = group.var(dims, unbiased=False)
+        shape = (1, -1, 1, 1, 1)
+        out[i::k] = (group - mean.view(shape)) / torch.sqrt(var.view(shape) + eps) * weight.view(shape) + bias.view(
+            shape)
+        means.append(mean)
+        variances.append(group.var(dims, unbiased=True))
+    means, variances = torch.stack(means), torch.stack(variances)
+    return out, means.mean(0), variances.mean(0) + means.var(0, unbiased=False)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_sub_batch_bn_matches_independent_implementation(k):
+    torch.manual_seed(k)
+    bn = MultigridBatchNorm3d(6)
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.normal_()
+    bn.num_splits = k
+    x = (torch.randn(4 * k, 6, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)).requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    w_ref, b_ref = bn.weight.detach().clone().requires_grad_(), bn.bias.detach().clone().requires_grad_()
+
+    out = bn(x)
+    ref, mean, var = independent_sub_bn(x_ref, w_ref, b_ref, k)
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    ref.backward(grad)
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(bn.weight.grad, w_ref.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(bn.bias.grad, b_ref.grad, rtol=1e-4, atol=1e-4)
+    # Running statistics: one momentum step towards the aggregate of the groups.
+    torch.testing.assert_close(bn.running_mean, 0.1 * mean, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(bn.running_var, 0.9 + 0.1 * var, rtol=1e-4, atol=1e-6)
+    assert bn.num_batches_tracked.item() == 1
+
+
+def test_split_one_is_plain_batchnorm():
+    torch.manual_seed(0)
+    ours, plain = MultigridBatchNorm3d(4), nn.BatchNorm3d(4)
+    x = torch.randn(6, 4, 2, 3, 3)
+    for _ in range(3):
+        torch.testing.assert_close(ours(x), plain(x))
+    torch.testing.assert_close(ours.running_var, plain.running_var)
+    ours.eval()
+    plain.eval()
+    torch.testing.assert_close(ours(x), plain(x))
+
+
+def test_eval_uses_aggregated_statistics_and_checkpoints_are_plain_bn():
+    torch.manual_seed(0)
+    bn = MultigridBatchNorm3d(3)
+    bn.num_splits = 2
+    x = torch.randn(8, 3, 2, 4, 4) * 2 + 1
+    for _ in range(50):
+        bn(x)
+    bn.eval()
+    expected = F.batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias, False, 0.0, bn.eps)
+    torch.testing.assert_close(bn(x), expected)
+    state = bn.state_dict()
+    assert set(state) == set(nn.BatchNorm3d(3).state_dict())
+    plain = nn.BatchNorm3d(3)
+    plain.load_state_dict(state)  # loads into plain BN, and back into any split count
+    other = MultigridBatchNorm3d(3)
+    other.num_splits = 4
+    other.load_state_dict(plain.state_dict())
+    torch.testing.assert_close(other.running_var, bn.running_var)
+
+
+def test_split_count_changes_without_rebuilding():
+    torch.manual_seed(0)
+    model = build_model(ModelSpec(name="i3d_r50", width=1 / 16), 3).train()
+    params_before = [id(p) for p in model.parameters()]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    bns = multigrid_bns(model)
+    for splits, batch in [(4, 8), (2, 4), (1, 2), (4, 16)]:
+        set_bn_layout(bns, splits, 1)
+        loss = model(torch.randn(batch, 3, 4, 32, 32)).logsumexp(1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        assert all(bn.num_splits == splits for bn in bns)
+    assert [id(p) for p in model.parameters()] == params_before
+    with pytest.raises(ValueError, match="cannot be split into 4"):
+        set_bn_layout(bns, 4, 1)
+        model(torch.randn(6, 3, 4, 32, 32))
