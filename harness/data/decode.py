@@ -97,6 +97,7 @@ class VideoReader:
         self._tb = float(stream.time_base) if stream.time_base else 0.0
         self._start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
         self.info = self._probe()
+        self._used = False  # whether the demuxer/decoder moved since opening (then every decode seeks first)
 
     def _probe(self) -> VideoInfo:
         s, c = self._stream, self._container
@@ -122,34 +123,40 @@ class VideoReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _seek(self, target: float) -> None:
+        """Move to the keyframe at or before `target` seconds and reset the decoder (also after it hit EOF)."""
+        pts = int((target + self._start) / self._tb) if self._tb > 0 else 0
+        self._container.seek(pts, stream=self._stream, backward=True)
+        self._stream.codec_context.flush_buffers()
+
     def _decode(self, start: float, end: float) -> list[tuple[float, av.VideoFrame]]:
         """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first."""
         fps = self.info.fps
         tol = 0.5 / fps
+        # Seek to the window; if the container seeks past it (no usable index), decode from the beginning.
+        targets = ([start] if start > tol and self._tb > 0 else []) + [0.0]
         out: list[tuple[float, av.VideoFrame]] = []
-        seek = start > tol and self._tb > 0
-        for attempt in range(2):
-            if seek:
-                self._container.seek(int((start + self._start) / self._tb), stream=self._stream, backward=True)
-            elif attempt:
-                self._container.seek(0, stream=self._stream, backward=True)
-            count = 0
+        for target in targets:
+            if target > 0 or self._used:
+                self._seek(target)
+            self._used = True
+            out, overshot, count = [], False, 0
             try:
                 for frame in self._container.decode(self._stream):
                     t = frame.time - self._start if frame.time is not None else count / fps
                     count += 1
-                    if not out and seek and t > start + tol:
-                        break  # the seek overshot (no usable index): decode again from the beginning
+                    if not out and target > 0 and t > start + tol:
+                        overshot = True
+                        break
                     if t < start - tol:
                         continue
                     if t > end + tol:
-                        return out
+                        break
                     out.append((t, frame))
             except av.error.FFmpegError as err:
                 raise VideoError("undecodable", f"decoding {self.path} failed near {start:.2f}s ({err})") from None
-            if out or not seek:
+            if not overshot:
                 return out
-            seek = False
         return out
 
     def frames_at(self, times: Sequence[float]) -> torch.Tensor:

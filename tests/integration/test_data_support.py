@@ -29,6 +29,7 @@ def write_video(path: Path, n: int = 12, h: int = 32, w: int = 48, fps: int = 15
     with av.open(str(path), "w", format=fmt) as c:
         s = c.add_stream(codec, rate=fps)
         s.width, s.height, s.pix_fmt = w, h, "yuv420p"
+        s.bit_rate = 2_000_000  # high quality, so the frame index in the red channel survives compression
         if rotation is not None:
             s.set_display_rotation(rotation)
         for a in frames_pattern(n, h, w, seed):

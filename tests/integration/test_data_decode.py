@@ -1,0 +1,87 @@
+"""PyAV decoding: windows, any fps/container/codec, rotation, and every kind of bad file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from harness.data.decode import VideoError, VideoReader, read_clip, scan_video
+from tests.integration.test_data_support import frames_pattern, truncate, write_video
+
+
+def _index(frames: torch.Tensor) -> list[int]:
+    """Frame indices encoded in the red channel by frames_pattern (robust to compression)."""
+    return [round(float(f[8:, 8:, 0].float().mean()) / 16) for f in frames]
+
+
+@pytest.mark.parametrize("fps,codec,suffix", [(15, "libx264", "mp4"), (24, "mpeg4", "mkv"), (60, "libx264", "mov"),
+                                              (25, "libvpx", "webm")])
+def test_frames_at_picks_the_nearest_frames_in_any_container(tmp_path, fps, codec, suffix):
+    path = write_video(tmp_path / f"v.{suffix}", n=14, fps=fps, codec=codec)
+    with VideoReader(path) as r:
+        assert r.info.fps == pytest.approx(fps) and r.info.frames in (14, 15)
+        assert abs(r.info.duration - 14 / fps) < 2 / fps
+        clip = r.frames_at([k / fps for k in (3, 5, 7, 13)])
+        assert clip.shape == (4, 32, 48, 3) and clip.dtype == torch.uint8
+        assert _index(clip) == [3, 5, 7, 13]
+        assert _index(r.frames_at([0.0, 100.0])) == [0, 13]  # past the end: the last frame (clamped)
+
+
+def test_decoding_matches_the_source_pixels(tmp_path):
+    path = write_video(tmp_path / "v.mp4", n=4)
+    clip = read_clip(path, [0.0])
+    assert np.abs(clip[0].numpy().astype(int) - frames_pattern(4, 32, 48)[0]).mean() < 12
+
+
+@pytest.mark.parametrize("rotation,k", [(90, 1), (-90, 3), (180, 2)])
+def test_rotation_metadata_is_applied(tmp_path, rotation, k):
+    path = write_video(tmp_path / "r.mp4", n=3, rotation=rotation)
+    clip = read_clip(path, [0.0])[0].numpy()
+    expected = np.rot90(frames_pattern(3, 32, 48)[0], k=k)
+    assert clip.shape == expected.shape
+    assert np.abs(clip.astype(int) - expected).mean() < 12
+    info = scan_video(path)
+    assert info.rotation % 360 == rotation % 360 and (info.height, info.width) == expected.shape[:2]
+
+
+def test_bad_files_each_get_their_reason(tmp_path):
+    good = write_video(tmp_path / "good.mp4", n=30)
+    webm = write_video(tmp_path / "good.webm", n=30, codec="libvpx")
+    (tmp_path / "empty.mp4").write_bytes(b"")
+    (tmp_path / "text.mp4").write_text("this is not a video\n" * 20)
+    cases = {
+        tmp_path / "missing.mp4": "missing",
+        tmp_path / "empty.mp4": "empty",
+        tmp_path / "text.mp4": "not_a_video",
+        truncate(good, tmp_path / "cut.mp4"): "undecodable",  # moov atom lost: an MP4 header, nothing to open
+        truncate(webm, tmp_path / "cut.webm"): "truncated",  # WebM decodes silently up to the cut
+        write_video(tmp_path / "short.mp4", n=2): "too_short",
+    }
+    for path, kind in cases.items():
+        with pytest.raises(VideoError) as err:
+            scan_video(path, min_frames=4)
+        assert err.value.kind == kind, (path.name, str(err.value))
+        assert str(path) in str(err.value)
+    assert scan_video(good, min_frames=4).frames == 30
+    assert scan_video(webm, min_frames=4).frames == 30
+
+
+def test_audio_is_ignored(tmp_path):
+    import av
+
+    path = tmp_path / "av.mp4"
+    with av.open(str(path), "w") as c:
+        v = c.add_stream("libx264", rate=15)
+        v.width, v.height, v.pix_fmt = 48, 32, "yuv420p"
+        a = c.add_stream("aac", rate=16000)
+        for i, f in enumerate(frames_pattern(10, 32, 48)):
+            c.mux(v.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+            samples = np.zeros((1, 1024), np.float32)
+            frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
+            frame.rate, frame.pts = 16000, i * 1024
+            c.mux(a.encode(frame))
+        c.mux(v.encode())
+        c.mux(a.encode())
+    assert _index(read_clip(path, [4 / 15])) == [4]
+    assert scan_video(path).frames == 10
