@@ -211,23 +211,30 @@ def _background(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
     return (top * (1 - fy) + bottom * fy).astype(np.float32)
 
 
-def _draw(frame: np.ndarray, obj: _Object, t: float, yy: np.ndarray, xx: np.ndarray) -> None:
+def _draw(frame: np.ndarray, obj: _Object, t: float) -> None:
+    """Paint `obj` at time `t` into `frame`, wrapping around the edges; only its bounding patch is computed."""
     h, w = frame.shape[:2]
     x, y, ang, scale, visible = obj.trajectory(t)
     if not visible:
         return
     r = obj.radius * scale
-    dx = (xx - x + w / 2) % w - w / 2  # toroidal offsets: objects wrap around the frame edges
-    dy = (yy - y + h / 2) % h - h / 2
+    reach = min(int(math.ceil(1.3 * r)), (min(h, w) - 1) // 2)  # every shape lies within 1.3 radii
+    offsets = np.arange(-reach, reach + 1)
+    x0, y0 = math.floor(x), math.floor(y)
+    rows, cols = (offsets + y0) % h, (offsets + x0) % w  # toroidal: objects wrap around the frame edges
+    dy = (offsets + y0 - y).astype(np.float32)[:, None]
+    dx = (offsets + x0 - x).astype(np.float32)[None, :]
     c, s = math.cos(ang), math.sin(ang)
     u, v = (c * dx + s * dy) / r, (-s * dx + c * dy) / r
     mask = _shape_mask(obj.shape, u, v)
+    patch = frame[np.ix_(rows, cols)]
     if obj.texture is None:
-        frame[mask] = obj.color
+        patch[mask] = obj.color
     else:
         tex = _texture(obj.texture, u, v)
-        frame[mask & tex] = obj.color
-        frame[mask & ~tex] = obj.color * 0.35
+        patch[mask & tex] = obj.color
+        patch[mask & ~tex] = obj.color * 0.35
+    frame[np.ix_(rows, cols)] = patch
 
 
 def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generator) -> np.ndarray:
@@ -240,14 +247,13 @@ def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generato
     distractors = [_Object(SHAPES[rng.integers(len(SHAPES))], None, rng.uniform(30, 230, 3).astype(np.float32),
                            rng.uniform(0.07, 0.11) * side, _drift(h, w, rng)) for _ in range(cfg.distractors)]
     background = _background(h, w, rng)
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     out = np.empty((cfg.frames, h, w, 3), np.uint8)
     for i in range(cfg.frames):
         t = i / cfg.fps
         frame = background.copy()
         for obj in [*distractors, target]:  # the target on top: it is never hidden
-            _draw(frame, obj, t, yy, xx)
-        frame += rng.normal(0.0, cfg.noise, frame.shape).astype(np.float32)
+            _draw(frame, obj, t)
+        frame += rng.standard_normal(frame.shape, dtype=np.float32) * np.float32(cfg.noise)
         out[i] = np.clip(frame, 0, 255).astype(np.uint8)
     return out
 
@@ -258,7 +264,9 @@ def encode_mp4(frames: np.ndarray, path: Path, fps: int, crf: int = 23, preset: 
     tmp = path.with_name(f".{path.name}.partial")
     try:
         with av.open(str(tmp), "w", format="mp4") as container:
-            stream = container.add_stream("libx264", rate=fps, options={"crf": str(crf), "preset": preset})
+            # One encoder thread: x264's threaded rate control is not bit-reproducible (use --workers instead).
+            stream = container.add_stream("libx264", rate=fps,
+                                          options={"crf": str(crf), "preset": preset, "threads": "1"})
             stream.height, stream.width = frames.shape[1:3]
             stream.pix_fmt = "yuv420p"
             for array in frames:

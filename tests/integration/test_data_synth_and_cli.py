@@ -1,0 +1,138 @@
+"""`harness data synth | check | bench` (through the `register`ed parser) and the synthetic dataset itself."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from harness import cli_data
+from harness.data import load_annotations, scan_video
+from harness.data.decode import read_clip
+from harness.data.synth import PRESETS, class_names, class_table, make_synthetic_dataset, preset_config
+from harness.spec import SpecError
+from tests.integration.test_data_support import truncate, write_video
+
+TINY = {"classes": 4, "videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
+
+
+def harness(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_data.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    out = tmp_path_factory.mktemp("synth")
+    make_synthetic_dataset(out, "smoke", progress=False, **TINY)
+    return out
+
+
+def test_synthetic_dataset_layout_and_determinism(synth, tmp_path):
+    ann = load_annotations("synthetic", synth, "train")
+    assert len(ann) == 8 and ann.num_classes == 4 and ann.classes == tuple(class_names(4))
+    assert sorted(r.label for r in ann.records) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len(load_annotations("synthetic", synth, "val")) == 4
+    info = scan_video(ann.records[0].path)
+    assert (info.frames, info.height, info.width, info.codec) == (8, 32, 48, "h264")
+    assert not list(synth.rglob("*.partial"))
+    again = tmp_path / "again"
+    make_synthetic_dataset(again, "smoke", progress=False, **TINY)
+    a = read_clip(ann.records[3].path, [0.0, 0.3])
+    b = read_clip(again / ann.records[3].path.relative_to(synth), [0.0, 0.3])
+    assert np.array_equal(a.numpy(), b.numpy())
+    assert ann.records[3].path.read_bytes() == (again / ann.records[3].path.relative_to(synth)).read_bytes()
+    assert (synth / "train.csv").read_text() == (again / "train.csv").read_text()
+
+
+def test_rerun_skips_finished_videos_and_refuses_other_settings(synth):
+    video = synth / load_annotations("synthetic", synth).records[0].path
+    before = video.stat().st_mtime_ns
+    make_synthetic_dataset(synth, "smoke", progress=False, **TINY)
+    assert video.stat().st_mtime_ns == before
+    with pytest.raises(SpecError, match="other settings"):
+        make_synthetic_dataset(synth, "smoke", progress=False, **{**TINY, "seed": 3})
+
+
+def test_classes_need_appearance_and_motion():
+    for k in (4, 6, 24, 400):
+        table = class_table(k)
+        assert len(set(table)) == k
+        assert len({a for a, _ in table}) >= 2 and len({m for _, m in table}) >= 2
+    assert len(set(class_names(400))) == 400
+
+
+def test_presets_exist_and_a_tiny_proxy_override_works(tmp_path):
+    assert PRESETS["proxy"].videos == 10_000 and PRESETS["proxy"].frames == 64
+    assert min(PRESETS["kinetics-like"].size) == 256 and PRESETS["kinetics-like"].frames == 300
+    make_synthetic_dataset(tmp_path, "proxy", classes=2, videos=2, val_videos=0, frames=4, size=(32, 34),
+                           progress=False)
+    assert len(load_annotations("synthetic", tmp_path)) == 2
+    with pytest.raises(SpecError, match="even"):
+        preset_config("smoke", size=(33, 48))
+    with pytest.raises(SpecError, match="Did you mean 'proxy'"):
+        preset_config("proxi")
+
+
+def test_cli_synth(tmp_path, capsys):
+    assert harness("data", "synth", "--out", str(tmp_path), "--classes", "2", "--videos", "2", "--val-videos", "1",
+                   "--frames", "4", "--size", "32x32", "--quiet") == 0
+    assert "data.train_videos=2" in capsys.readouterr().out
+    assert len(load_annotations("synthetic", tmp_path, "val")) == 1
+
+
+def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
+    root = tmp_path / "k"
+    lines = []
+    for rec in load_annotations("synthetic", synth).records:
+        rel = rec.path.relative_to(synth)
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(rec.path.read_bytes())
+        lines.append(f"{rel} {rec.label}\n")
+    extra = {"other/vp9.webm": write_video(root / "other/vp9.webm", n=20, fps=24, codec="libvpx-vp9"),
+             "other/mpeg4.avi": write_video(root / "other/mpeg4.avi", n=20, fps=25, codec="mpeg4", h=40, w=40)}
+    (root / "bad").mkdir()
+    (root / "bad/zero.mp4").write_bytes(b"")
+    truncate(extra["other/vp9.webm"], root / "bad/cut.webm")
+    truncate(root / lines[0].split()[0], root / "bad/cut.mp4")
+    (root / "bad/text.mp4").write_text("hello")
+    write_video(root / "bad/short.mp4", n=1)
+    broken = {"bad/zero.mp4", "bad/cut.webm", "bad/cut.mp4", "bad/text.mp4", "bad/short.mp4", "bad/missing.mp4"}
+    lines += [f"{p} 1\n" for p in [*extra, *sorted(broken)]]
+    (root / "train.csv").write_text("".join(lines))
+    (root / "classes.txt").write_text((synth / "classes.txt").read_text())
+    overrides = ["data.name=synthetic", f"data.root={root}", "data.num_frames=8", "data.crop_size=32"]
+    assert harness("data", "check", "--json", *overrides) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {str(p["path"]).removeprefix(f"{root}/") for p in report["unreadable"]} == broken
+    assert report["videos"] == len(lines) and report["readable"] == len(lines) - len(broken)
+    assert report["annotation_errors"] == []
+    # fix the list: the same command passes, and an annotation error is reported with file and line
+    (root / "train.csv").write_text("".join(lines[:-len(broken)]) + "x.mp4\n")
+    assert harness("data", "check", *overrides) == 1
+    text = capsys.readouterr().out
+    assert "train.csv, line" in text and "missing label" in text
+    (root / "train.csv").write_text("".join(lines[:-len(broken)]))
+    assert harness("data", "check", *overrides) == 0
+
+
+def test_cli_check_needs_a_root():
+    with pytest.raises(SpecError, match="data.root"):
+        harness("data", "check", "data.name=synthetic")
+
+
+def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert harness("data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
+                   f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
+                   "data.num_classes=4", "data.train_videos=8") == 0
+    record = json.loads(out.read_text())
+    assert {"hardware", "versions", "git_commit", "shapes"} <= record.keys()
+    shapes = {(r["t"], r["s"]) for r in record["shapes"]}
+    assert (8, 32) in shapes and (2, 16) in shapes
+    assert all(r["decode_clips_per_s"] > 0 and r["loader_clips_per_s"]["0"] > 0 for r in record["shapes"])
+    assert "clips/s" in capsys.readouterr().out
