@@ -15,7 +15,8 @@ def tests(session: nox.Session) -> None:
     """Lint, then the unit and integration tests (CPU only; GPU tests skip without a GPU)."""
     session.install("-e", ".[test,lint]")
     session.run("ruff", "check", ".")
-    session.run("pytest", *(session.posargs or ["tests"]))
+    # Benchmarks run once, untimed, as tests here; `nox -s bench` times them.
+    session.run("pytest", "--benchmark-disable", *(session.posargs or ["tests"]))
 
 
 @nox.session
@@ -23,6 +24,13 @@ def lint(session: nox.Session) -> None:
     """ruff over the whole tree."""
     session.install("ruff>=0.5")
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """CPU micro-benchmarks (pytest-benchmark); numbers saved under .benchmarks/."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/benchmarks", "--benchmark-only", "--benchmark-autosave", *session.posargs)
 
 
 @nox.session

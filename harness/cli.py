@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     from harness import cli_models
 
     cli_models.register(sub)
+    cli_models.register_profile(sub)
+    from harness import cli_data, cli_train
+
+    cli_train.register(sub)
+    cli_data.register(sub)
     return parser
 
 

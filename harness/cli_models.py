@@ -87,3 +87,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     flops.add_argument("--width", type=float, default=1.0)
     flops.add_argument("--json", action="store_true")
     flops.set_defaults(func=cmd_flops)
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from harness.config import compose
+    from harness.io import write_json_atomic
+    from harness.profile import iterations_by_shape, profile_plan, profile_summary
+    from harness.provenance import provenance
+    from harness.schedule import baseline_spec, build_plan
+
+    spec = compose(args.overrides)
+    n_shapes = len(set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(
+        baseline_spec(spec)))))
+    with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
+        profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, progress=bar)
+    record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
+    if args.out:
+        write_json_atomic(Path(args.out), record)
+    if args.json:
+        print(json.dumps(record))
+        return 0
+    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
+          f"{'iters (mg)':>11} {'iters (base)':>12}")
+    for row in record["shapes"]:
+        print(f"{row['t']:>4} {row['s']:>4} {row['batch']:>6} {row['bn_splits']:>3} {row['median_ms']:>9.1f} "
+              f"{row['clips_per_s']:>9.1f} {row['peak_mem_gib']:>8.2f} {row['iterations']:>11,} "
+              f"{row['baseline_iterations']:>12,}")
+    print(f"predicted on {record['device']}: {record['kind']} {record['predicted_hours']:.2f} h vs baseline "
+          f"{record['baseline_predicted_hours']:.2f} h per GPU -> {record['predicted_speedup']:.2f}x speedup "
+          f"({record['iteration_ratio']:.2f}x fewer iterations)")
+    return 0
+
+
+def register_profile(sub: argparse._SubParsersAction) -> None:
+    profile = sub.add_parser("profile", help="time every planned shape and predict the multigrid speedup here",
+                             description="Measure the step time of each planned shape on random clips (no data) "
+                                         "and predict the run's and its baseline's wall-clock on this hardware.")
+    profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    profile.add_argument("--repeats", type=int, default=10)
+    profile.add_argument("--warmup", type=int, default=3)
+    profile.add_argument("--out", default=None, help="write the record (JSON) here")
+    profile.add_argument("--json", action="store_true")
+    profile.add_argument("overrides", nargs="*")
+    profile.set_defaults(func=cmd_profile)

@@ -99,6 +99,25 @@ class BaselineSpec:
 
 
 @dataclass(frozen=True)
+class TrainSpec:
+    """How the shared trainer runs (not part of the paper's recipe; "auto" picks by hardware)."""
+
+    device: str = "auto"  # "auto" (cuda if available), "cuda", "cpu"
+    precision: str = "auto"  # "auto" (bf16 on GPU, fp32 on CPU), "bf16", "fp32"
+    channels_last: str = "auto"  # "auto" (on GPU), "on", "off"
+    nesterov: bool = True  # the reference's default SGD
+    num_workers: int = 4  # loader processes per GPU
+    eval_every: int = 0  # evaluate every K epochs (0: at the end only)
+    eval_clips: int | None = None  # temporal views per video at evaluation (None: the dataset's, e.g. 10)
+    eval_crops: int | None = None  # spatial crops per view (None: the dataset's, e.g. 3)
+    eval_batch_size: int = 8  # videos' clips per evaluation batch (each with all its crops)
+    checkpoint_every: int = 0  # iterations between checkpoints (0: at the end of every epoch)
+    keep_checkpoints: int = 3
+    precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
+    log_every: int = 20  # iterations between log lines
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs, validated."""
 
@@ -107,12 +126,15 @@ class RunSpec:
     model: ModelSpec = field(default_factory=ModelSpec)
     multigrid: MultigridSpec = field(default_factory=MultigridSpec)
     baseline: BaselineSpec = field(default_factory=BaselineSpec)
+    train: TrainSpec = field(default_factory=TrainSpec)
     num_gpus: int = 8
     scale: str = "paper"
     seed: int = 0
     suite: str | None = None
     recipe: str | None = None
     variant: str | None = None
+    output_dir: str | None = None
+    resume: bool = False
 
     @property
     def is_multigrid(self) -> bool:
@@ -128,6 +150,9 @@ class RunSpec:
 
 
 SCALES = ("smoke", "proxy", "paper")
+DEVICES = ("auto", "cuda", "cpu")
+PRECISIONS = ("auto", "bf16", "fp32")
+SWITCHES = ("auto", "on", "off")
 POLICIES = ("step", "cosine")
 
 
@@ -288,6 +313,17 @@ def validate(spec: RunSpec) -> RunSpec:
         _require(b == BaselineSpec(),
                  "'baseline.*' settings apply only to a baseline run, but multigrid is on. Either reset them or "
                  "turn multigrid off with multigrid.long_cycle=false multigrid.short_cycle=false.")
+    t = spec.train
+    for key, value, choices in (("device", t.device, DEVICES), ("precision", t.precision, PRECISIONS),
+                                ("channels_last", t.channels_last, SWITCHES)):
+        _require(value in choices, f"'train.{key}' must be one of {choices}, got '{value}'."
+                 + did_you_mean(value, choices))
+    for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn"):
+        _require(getattr(t, key) >= 0, f"'train.{key}' must be >= 0, got {getattr(t, key)}.")
+    for key in ("keep_checkpoints", "eval_batch_size", "log_every"):
+        _require(getattr(t, key) >= 1, f"'train.{key}' must be >= 1, got {getattr(t, key)}.")
+    for key in ("eval_clips", "eval_crops"):
+        _require(getattr(t, key) is None or getattr(t, key) >= 1, f"'train.{key}' must be >= 1 or null.")
     _require(spec.scale in SCALES, f"'scale' must be one of {SCALES}, got '{spec.scale}'." +
              did_you_mean(spec.scale, SCALES))
     return spec

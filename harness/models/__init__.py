@@ -1,10 +1,5 @@
 """Video models for every recipe, a strict registry, multigrid BN, FLOP counts, inflation."""
 
-import warnings
-
-# torchvision's import still calls torch.jit.script, which torch 2.14 reports as deprecated on every run.
-warnings.filterwarnings("ignore", message=r"`torch.jit.script` is deprecated", category=FutureWarning)
-
 from harness.models import i3d, slowfast, torchvision_models  # noqa: F401  (registers the models)
 from harness.models.bn import MultigridBatchNorm3d, convert_batchnorm, multigrid_bns, set_bn_layout
 from harness.models.build import build_model

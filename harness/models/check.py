@@ -55,3 +55,19 @@ def check_shapes(model: nn.Module, shapes: list[tuple[int, int]], num_classes: i
         if progress is not None:
             progress.update(1)
     return results
+
+
+def require_planned_frames(plan: Plan) -> None:
+    """Raise SpecError if the plan trains at fewer frames than the registered model accepts (e.g. t < α)."""
+    from harness.models.registry import get_entry
+    from harness.spec import SpecError
+
+    spec = plan.spec
+    if spec.model.target:
+        return  # a user model states no minimum: `harness models check` tells
+    entry = get_entry(spec.model.name)
+    shortest = min(t for t, _ in planned_shapes(plan))
+    if shortest < entry.min_frames:
+        raise SpecError(
+            f"The plan trains at {shortest} frames but {entry.name} needs at least {entry.min_frames}. Raise "
+            f"data.num_frames (now {spec.data.num_frames}) or the time factors of 'multigrid.long_cycle_factors'.")

@@ -32,7 +32,9 @@ def count_flops(model: nn.Module, frames: int, crop: int) -> FlopCount:
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
-    clip = torch.randn(1, 3, frames, crop, crop, device=device)
+    # A private generator: counting FLOPs must not move the global RNG (a resumed run recounts them).
+    generator = torch.Generator().manual_seed(0)
+    clip = torch.randn(1, 3, frames, crop, crop, generator=generator).to(device)
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # tracer and deprecation chatter

@@ -1,0 +1,36 @@
+"""Atomic file writes: a reader never sees a half-written file, an interrupted write leaves the old one."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
+    """Call `write(tmp)` on a temporary file beside `path`, fsync it, then rename it onto `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_json_atomic(path: Path, obj: Any) -> Path:
+    """Write `obj` as indented JSON to `path` atomically."""
+    return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n"))
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(text))

@@ -1,0 +1,45 @@
+"""RunRecords: one JSON file per run, the unit everything in results/ and reports/ is made of."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.io import write_json_atomic
+from harness.spec import RunSpec
+
+RECORD_VERSION = 1
+# Settings that change where or how a run executes, not what it computes.
+NOT_IN_RUN_ID = ("output_dir", "resume")
+NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_checkpoints")
+
+
+def results_root() -> Path:
+    return Path(__file__).resolve().parents[1] / "results"
+
+
+def run_id(spec: RunSpec) -> str:
+    """A short hash of the resolved spec (without output/logging settings): same spec, same id."""
+    d = spec.to_dict()
+    for key in NOT_IN_RUN_ID:
+        d.pop(key, None)
+    for key in NOT_IN_RUN_ID_TRAIN:
+        d["train"].pop(key, None)
+    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def record_path(spec: RunSpec, root: Path | None = None) -> Path:
+    """Where a suite run's record lives: results/<suite>/<recipe>__<variant>__<run id>.json."""
+    root = root or results_root()
+    name = f"{spec.recipe or 'recipe'}__{spec.variant or 'run'}__{run_id(spec)}.json"
+    return root / (spec.suite or "adhoc") / name
+
+
+def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec) -> list[Path]:
+    """Write DIR/record.json, and the suite copy in results/ when the run belongs to a suite."""
+    written = [write_json_atomic(output_dir / "record.json", record)]
+    if spec.suite:
+        written.append(write_json_atomic(record_path(spec), record))
+    return written

@@ -1,0 +1,314 @@
+"""The shared trainer: baseline and multigrid runs go through the same loop.
+
+Every iteration asks the Plan for its shape, per-GPU batch, LR and BN layout; a phase
+change rebuilds nothing (the reference rebuilds the model and reloads a checkpoint, spec 5.6).
+The loop reads top to bottom: set up, maybe resume, then for each batch: LR and BN layout
+from the Plan, forward, backward, step, measure, checkpoint; evaluate; write the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
+from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
+from harness.data.transforms import normalize
+from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.check import planned_shapes, require_planned_frames
+from harness.models.flops import count_flops
+from harness.provenance import provenance
+from harness.results import RECORD_VERSION, run_id, write_record
+from harness.schedule import Plan, build_plan, iteration
+from harness.schedule.summary import plan_summary
+from harness.spec import RunSpec, SpecError
+from harness.train import checkpoint as ckpt
+from harness.train.distributed import DistInfo, agree, cleanup, init_distributed
+from harness.train.evaluate import evaluate
+from harness.train.meter import RunMeter
+
+log = logging.getLogger("harness.train")
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+@dataclass
+class TrainState:
+    """What a checkpoint must restore besides the model and optimizer."""
+
+    iteration: int = 0  # the next global iteration to run
+    meter: RunMeter = field(default_factory=RunMeter)
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    shape_checks: int = 0  # iterations at which all ranks confirmed the same shape
+    losses: list[float] = field(default_factory=list)  # mean loss of each finished epoch
+    epoch_loss: list[float] = field(default_factory=lambda: [0.0, 0.0])  # (sum, count) of the epoch in progress
+
+
+def _param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """No weight decay on BN parameters (the reference's BN.WEIGHT_DECAY = 0)."""
+    bn_params, other = [], []
+    for module in model.modules():
+        target = bn_params if isinstance(module, nn.modules.batchnorm._BatchNorm) else other
+        target.extend(p for p in module.parameters(recurse=False) if p.requires_grad)
+    return [{"params": other, "weight_decay": weight_decay}, {"params": bn_params, "weight_decay": 0.0}]
+
+
+def _datasets(spec: RunSpec) -> tuple[VideoClipDataset, VideoClipDataset]:
+    t = spec.train
+    eval_options = {k: v for k, v in (("eval_clips", t.eval_clips), ("eval_crops", t.eval_crops)) if v is not None}
+    train_set = VideoClipDataset.from_spec(spec, "train", min_frames=1)
+    val_set = VideoClipDataset.from_spec(spec, "val", **eval_options)
+    check_num_classes(spec, train_set.num_classes, spec.data.root)
+    return train_set, val_set
+
+
+def _clip_gflops(model: nn.Module, plan: Plan) -> dict[tuple[int, int], float]:
+    """fvcore forward GFLOPs of one clip at every planned (t, s), counted once per shape."""
+    return {(t, s): count_flops(model, t, s).gflops for t, s in planned_shapes(plan)}
+
+
+def _checkpoint_payload(model: nn.Module, optimizer: torch.optim.Optimizer, state: TrainState, spec: RunSpec,
+                        bad: BadVideoLog) -> dict[str, Any]:
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": state.iteration,
+            "meter": state.meter.to_dict(), "evals": state.evals, "shape_checks": state.shape_checks,
+            "losses": state.losses, "epoch_loss": state.epoch_loss,
+            "bad_videos": {"files": bad.files, "failed_reads": bad.failed_reads},
+            "rng": ckpt.rng_state(), "run_id": run_id(spec)}
+
+
+def _restore(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, spec: RunSpec,
+             bad: BadVideoLog) -> TrainState:
+    payload = torch.load(path, map_location="cpu", weights_only=False)
+    if payload["run_id"] != run_id(spec):
+        raise SpecError(f"{path} belongs to another run (id {payload['run_id']}, this one {run_id(spec)}): the "
+                        f"settings changed. Use a new output_dir or resume=false.")
+    model.load_state_dict(payload["model"])
+    optimizer.load_state_dict(payload["optimizer"])
+    ckpt.set_rng_state(payload["rng"])
+    bad.files, bad.failed_reads = dict(payload["bad_videos"]["files"]), payload["bad_videos"]["failed_reads"]
+    return TrainState(payload["iteration"], RunMeter.from_dict(payload["meter"]), payload["evals"],
+                      payload["shape_checks"], payload["losses"], payload["epoch_loss"])
+
+
+def _private_generator() -> torch.Generator:
+    """For DataLoaders: each new loader iterator draws a seed from its generator, and from the global RNG
+    without one, which would shift dropout's random stream whenever a run resumes mid-epoch. Our clips take
+    their randomness from the sampler's keys, so this seed changes nothing else."""
+    return torch.Generator().manual_seed(0)
+
+
+def _loss_fn(multilabel: bool):
+    return nn.functional.binary_cross_entropy_with_logits if multilabel else nn.functional.cross_entropy
+
+
+def train(spec: RunSpec) -> dict[str, Any]:
+    """Train `spec` from its Plan (resuming if asked); return the RunRecord, also written to output_dir."""
+    if not spec.output_dir:
+        raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
+    info = init_distributed(spec.train.device)
+    try:
+        return _train(spec, info)
+    finally:
+        cleanup(info)
+
+
+def _train(spec: RunSpec, info: DistInfo) -> dict[str, Any]:
+    out = Path(spec.output_dir)
+    plan = build_plan(spec)
+    require_planned_frames(plan)
+    if info.world_size != spec.num_gpus:
+        raise SpecError(f"The plan splits every batch over num_gpus={spec.num_gpus} processes, but "
+                        f"{info.world_size} are running. Set num_gpus={info.world_size} (and solver.batch_size "
+                        f"to keep the per-GPU batch).")
+    on_gpu = info.device.type == "cuda"
+    bf16 = spec.train.precision == "bf16" or (spec.train.precision == "auto" and on_gpu)
+    channels_last = spec.train.channels_last == "on" or (spec.train.channels_last == "auto" and on_gpu)
+    memory_format = torch.channels_last_3d if channels_last else torch.contiguous_format
+    autocast = (torch.autocast(info.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext())
+
+    train_set, val_set = _datasets(spec)
+    multilabel = train_set.annotations.multilabel
+    torch.manual_seed(spec.seed)  # the same initial weights on every rank and every attempt
+    model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=memory_format)
+    gflops = _clip_gflops(model, plan)  # before any RNG state is restored: it draws random clips
+    bns = multigrid_bns(model)
+    optimizer = torch.optim.SGD(_param_groups(model, spec.solver.weight_decay), lr=spec.solver.base_lr,
+                                momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
+    bad = BadVideoLog(log)
+    state = TrainState()
+    latest = ckpt.latest_checkpoint(out / "checkpoints") if spec.resume else None
+    if latest is not None:
+        state = _restore(latest, model, optimizer, spec, bad)
+        if info.is_main:
+            log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
+    net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
+        if info.distributed else model
+    loss_fn = _loss_fn(multilabel)
+
+    def prepare(clips: torch.Tensor) -> torch.Tensor:
+        x = normalize(clips.to(info.device, non_blocking=True))
+        return x.contiguous(memory_format=memory_format)
+
+    first = iteration(plan, min(state.iteration, plan.iterations - 1))
+    sampler = ShortCycleBatchSampler(plan, len(train_set), rank=info.rank, world_size=info.world_size,
+                                     epoch=first.epoch, start_iteration=state.iteration)
+    workers = spec.train.num_workers
+    loader = DataLoader(train_set, batch_sampler=sampler, collate_fn=collate_clips, num_workers=workers,
+                        pin_memory=on_gpu, persistent_workers=workers > 0, generator=_private_generator())
+    layout = (0, 0)
+    bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
+               desc=f"{spec.recipe or 'run'} {plan.kind}", dynamic_ncols=True)
+    try:
+        while state.iteration < plan.iterations:
+            epoch = iteration(plan, state.iteration).epoch
+            sampler.set_epoch(epoch, state.iteration)
+            data_start = time.perf_counter()
+            for batch in loader:
+                it = iteration(plan, state.iteration)
+                data_s = time.perf_counter() - data_start
+                bad.update(batch["failures"])
+                if (it.bn_splits, it.bn_sync) != layout:
+                    layout = (it.bn_splits, it.bn_sync)
+                    set_bn_layout(bns, *layout)
+                    if on_gpu:
+                        torch.cuda.reset_peak_memory_stats(info.device)
+                for group in optimizer.param_groups:
+                    group["lr"] = it.lr
+                clips, labels = prepare(batch["clips"]), batch["labels"].to(info.device, non_blocking=True)
+                with autocast:
+                    logits = net(clips)
+                loss = loss_fn(logits.float(), labels)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                loss_value = loss.item()  # synchronises: the step below is timed to completion
+                finite, same_shape = agree(info, math.isfinite(loss_value), it.t, it.s, len(clips))
+                if not finite:
+                    raise TrainingDiverged(
+                        f"Loss became {loss_value} at iteration {it.index} (epoch {it.epoch}, phase {it.phase}, "
+                        f"{it.t}×{it.s}², LR {it.lr:.4g}). The last good checkpoint is kept in "
+                        f"{out / 'checkpoints'}; lower solver.base_lr or check the data.")
+                if not same_shape:
+                    raise RuntimeError(f"ranks disagree on the shape of iteration {it.index}: this is a bug")
+                optimizer.step()
+                if on_gpu:
+                    torch.cuda.synchronize(info.device)
+                compute_s = time.perf_counter() - data_start - data_s
+                clips_all = len(clips) * info.world_size
+                state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])
+                if on_gpu:
+                    state.meter.note_memory(it.phase, torch.cuda.max_memory_allocated(info.device) / 2**30)
+                state.shape_checks += int(info.distributed)
+                state.iteration += 1
+                state.epoch_loss[0] += loss_value
+                state.epoch_loss[1] += 1
+                bar.update(1)
+                if state.iteration % spec.train.log_every == 0:
+                    bar.set_postfix(epoch=it.epoch, shape=f"{len(clips)}×{it.t}×{it.s}²", loss=f"{loss_value:.3f}",
+                                    lr=f"{it.lr:.3g}")
+                last_of_epoch = it.step_in_epoch == plan.phases[it.phase].iterations_per_epoch - 1
+                if last_of_epoch:
+                    state.losses.append(state.epoch_loss[0] / state.epoch_loss[1])
+                    state.epoch_loss = [0.0, 0.0]
+                    every = spec.train.eval_every
+                    if every and (epoch + 1) % every == 0 and state.iteration < plan.iterations:
+                        if spec.train.precise_bn:
+                            _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
+                        state.evals.append(_evaluate(spec, net, val_set, multilabel, prepare, autocast, info,
+                                                     state, epoch + 1))
+                        set_bn_layout(bns, *layout)
+                due = spec.train.checkpoint_every and state.iteration % spec.train.checkpoint_every == 0
+                if info.is_main and (due or (last_of_epoch and not spec.train.checkpoint_every)):
+                    ckpt.save_checkpoint(out / "checkpoints", state.iteration,
+                                         _checkpoint_payload(model, optimizer, state, spec, bad),
+                                         spec.train.keep_checkpoints)
+                data_start = time.perf_counter()
+    finally:
+        bar.close()
+    if spec.train.precise_bn:
+        _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
+    final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch)
+    state.evals.append(final)
+    record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
+    if info.is_main:
+        write_record(record, out, spec)
+    return record
+
+
+@torch.no_grad()
+def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipDataset, prepare, autocast,
+                info: DistInfo) -> None:
+    """Recompute BN statistics as a true average over `train.precise_bn` batches at the test shape."""
+    bns = multigrid_bns(net)
+    fine = plan.phases[-1]
+    set_bn_layout(bns, fine.bn_splits, fine.bn_sync)
+    saved = [bn.momentum for bn in bns]
+    for bn in bns:
+        bn.reset_running_stats()
+        bn.momentum = None  # cumulative moving average: every batch weighs the same
+    batch = spec.solver.batch_size // spec.num_gpus
+    generator = torch.Generator().manual_seed(spec.seed)
+    order = torch.randperm(len(train_set), generator=generator)[: batch * spec.train.precise_bn].tolist()
+    loader = DataLoader(torch.utils.data.Subset(train_set, order), batch_size=batch, drop_last=True,
+                        collate_fn=collate_clips, num_workers=min(spec.train.num_workers, 4),
+                        generator=_private_generator())
+    net.train()
+    for item in loader:
+        with autocast:
+            net(prepare(item["clips"]))
+    for bn, momentum in zip(bns, saved):
+        bn.momentum = momentum
+
+
+def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilabel: bool, prepare, autocast,
+              info: DistInfo, state: TrainState, epoch: int) -> dict[str, Any]:
+    start = time.perf_counter()
+    views = val_set.sampling.eval_clips
+    mine = [i for i in range(len(val_set)) if (i // views) % info.world_size == info.rank]
+    loader = DataLoader(torch.utils.data.Subset(val_set, mine), batch_size=spec.train.eval_batch_size,
+                        collate_fn=collate_eval, num_workers=min(spec.train.num_workers, 4),
+                        generator=_private_generator())
+    metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
+                       info.device, info.distributed)
+    state.meter.eval_s += time.perf_counter() - start
+    return {"epoch": epoch, "iteration": state.iteration, **metrics}
+
+
+def _record(spec: RunSpec, plan: Plan, state: TrainState, final: dict[str, Any], bad: BadVideoLog, info: DistInfo,
+            bf16: bool, channels_last: bool, gflops: dict[tuple[int, int], float]) -> dict[str, Any]:
+    summary = plan_summary(plan)
+    measured = state.meter.summary()
+    return {
+        "record_version": RECORD_VERSION,
+        "run_id": run_id(spec),
+        "suite": spec.suite,
+        "recipe": spec.recipe,
+        "variant": spec.variant,
+        "status": "complete",
+        "spec": spec.to_dict(),
+        "plan": {k: summary[k] for k in ("kind", "lr_steps", "lr_multipliers", "max_epoch", "iterations",
+                                         "baseline_iterations", "iteration_ratio", "warmup_epochs")},
+        **provenance(),
+        "world_size": info.world_size,
+        "precision": "bf16" if bf16 else "fp32",
+        "channels_last": channels_last,
+        "clip_gflops": [{"t": t, "s": s, "gflops": g} for (t, s), g in gflops.items()],
+        "measured": measured,
+        "shape_checks": state.shape_checks,
+        "epoch_losses": state.losses,
+        "evals": state.evals,
+        "final": final,
+        "bad_videos": bad.as_dict(),
+    }

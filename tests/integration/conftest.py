@@ -1,0 +1,29 @@
+"""Fixtures for CPU end-to-end tests: one tiny synthetic video dataset per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def synth_root(tmp_path_factory) -> Path:
+    """Real H.264 synthetic videos (smoke preset, trimmed): 32 train / 8 val videos, 4 classes."""
+    from harness.data.synth import make_synthetic_dataset
+
+    root = tmp_path_factory.mktemp("synth")
+    make_synthetic_dataset(root, "smoke", classes=4, videos=32, val_videos=8, frames=16, size=(48, 64),
+                           progress=False)
+    return root
+
+
+def smoke_overrides(root: Path, out: Path, *extra: str) -> list[str]:
+    """A multigrid run that takes seconds on a CPU: tiny I3D, 8 frames, 32 px, 3 LR stages."""
+    return [
+        "data.name=synthetic", f"data.root={root}", "data.train_videos=32", "data.num_classes=4",
+        "num_gpus=1", "solver.batch_size=2", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
+        "solver.steps=[0,2,3]", "solver.max_epoch=4", "solver.warmup_epochs=1", "solver.base_lr=0.05",
+        "model.name=i3d_r50", "model.width=0.0625", "model.dropout=0.3", f"output_dir={out}",
+        "train.num_workers=0", "train.eval_clips=2", "train.eval_crops=1", "scale=smoke", *extra,
+    ]

@@ -1,0 +1,106 @@
+"""The shared trainer end to end on real synthetic video (CPU): baseline, multigrid, resume, NaN, DDP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.config import compose
+from harness.schedule import build_plan
+from harness.train.loop import TrainingDiverged, train
+
+from .conftest import smoke_overrides
+
+BASELINE = ["multigrid.long_cycle=false", "multigrid.short_cycle=false"]
+
+
+def _check_record(record: dict, spec) -> None:
+    plan = build_plan(spec)
+    measured = record["measured"]
+    assert measured["iterations"] == plan.iterations
+    assert sum(p["iterations"] for p in measured["phases"]) == plan.iterations
+    assert measured["data_wait_s"] > 0 and measured["compute_s"] > 0
+    assert 0 < measured["data_wait_share"] < 1
+    assert measured["forward_gflops"] > 0
+    assert {"top1", "top5"} <= set(record["final"]) and record["final"]["videos_scored"] == 8
+    assert record["bad_videos"]["bad_videos"] == 0
+    assert record["commit"] and record["hardware"]["cpu_count"]
+    assert len(record["epoch_losses"]) == plan.max_epoch
+
+
+@pytest.mark.parametrize("variant", ["multigrid", "baseline"])
+def test_smoke_runs_write_records(synth_root, tmp_path, variant):
+    spec = compose(smoke_overrides(synth_root, tmp_path / variant, *(BASELINE if variant == "baseline" else [])))
+    record = train(spec)
+    _check_record(record, spec)
+    on_disk = json.loads((tmp_path / variant / "record.json").read_text())
+    assert on_disk["run_id"] == record["run_id"]
+    assert on_disk["plan"]["kind"] == variant
+    if variant == "multigrid":  # the long cycle's coarse shapes were trained, with sub-batch BN
+        shapes = {(g["t"], g["s"]) for g in record["clip_gflops"]}
+        assert (2, 16) in shapes and (8, 32) in shapes
+
+
+def _cli(*overrides: str, **popen) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "harness", "train", *overrides], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
+
+
+def test_sigkill_then_resume_equals_uninterrupted(synth_root, tmp_path):
+    extra = ["train.checkpoint_every=4", "train.keep_checkpoints=2"]
+    whole = compose(smoke_overrides(synth_root, tmp_path / "whole", *extra))
+    reference = train(whole)
+
+    out = tmp_path / "killed"
+    proc = _cli(*smoke_overrides(synth_root, out, *extra))
+    deadline = time.time() + 240
+    while time.time() < deadline and not list((out / "checkpoints").glob("checkpoint_*.pt")):
+        time.sleep(0.05)
+    time.sleep(0.7)  # somewhere after the first checkpoint, mid-training
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "record.json").exists(), "killed too late: the run had finished"
+    resumed = subprocess.run([sys.executable, "-m", "harness", "train", *smoke_overrides(synth_root, out, *extra),
+                              "resume=true"], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    record = json.loads((out / "record.json").read_text())
+    assert record["run_id"] == reference["run_id"]
+    assert record["measured"]["iterations"] == reference["measured"]["iterations"]
+    assert record["epoch_losses"] == reference["epoch_losses"]
+    assert record["final"] == reference["final"]
+
+
+def test_resume_refuses_other_settings(synth_root, tmp_path):
+    spec = compose(smoke_overrides(synth_root, tmp_path, "solver.max_epoch=3", "solver.steps=[0,1,2]"))
+    train(spec)
+    other = compose(smoke_overrides(synth_root, tmp_path, "resume=true", "solver.max_epoch=3",
+                                    "solver.steps=[0,1,2]", "solver.base_lr=0.07"))
+    with pytest.raises(Exception, match="belongs to another run"):
+        train(other)
+
+
+def test_nan_loss_stops_with_message_and_keeps_checkpoint(synth_root, tmp_path):
+    spec = compose(smoke_overrides(synth_root, tmp_path, "solver.base_lr=1e30", "solver.warmup_epochs=0"))
+    with pytest.raises(TrainingDiverged, match="Loss became"):
+        train(spec)
+    assert not (tmp_path / "record.json").exists()
+
+
+def test_two_process_gloo_ddp_agrees_on_every_shape(synth_root, tmp_path):
+    out = tmp_path / "ddp"
+    overrides = [o for o in smoke_overrides(synth_root, out) if not o.startswith("num_gpus")]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29531",
+           "-m", "harness", "train", *overrides, "num_gpus=2"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    record = json.loads((out / "record.json").read_text())
+    assert record["world_size"] == 2
+    assert record["shape_checks"] == record["plan"]["iterations"] > 0
+    assert record["final"]["videos_scored"] == 8
