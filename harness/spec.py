@@ -58,6 +58,7 @@ class DataSpec:
     jitter: tuple[int, int] = (256, 340)
     train_videos: int = 240_000  # clips per training epoch; a real dataset root replaces it by its count
     num_classes: int = 400
+    cache: str | None = None  # folder of a decoded-frame cache (`harness data cache`) to read clips from
 
 
 @dataclass(frozen=True)
