@@ -35,24 +35,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def reproduce(session: nox.Session) -> None:
-    """Run a suite and write its report: `nox -s reproduce -- --suite NAME [--scale S] [key=value ...]`.
+    """Run a suite and write its report: `nox -s reproduce -- [--suite NAME] [--scale S] [key=value ...]`.
 
-    Suites, training and reports are not there yet (issues: models, data, trainer, suites). Until
-    they land, this prints the plan of the suite's default recipe, so a newcomer sees what
-    multigrid would do.
+    Default: the `kinetics_ablation` suite (Tables 1a/1b) at `smoke` scale on a CPU, `proxy` with a GPU.
+    Runs that already have a record in results/ are not redone; the report lands in reports/NAME/.
     """
     session.install("-e", ".")
-    args = list(session.posargs)
-    suite, scale, overrides = "kinetics_ablation", None, []
-    while args:
-        arg = args.pop(0)
-        if arg == "--suite" and args:
-            suite = args.pop(0)
-        elif arg == "--scale" and args:
-            scale = args.pop(0)
-        else:
-            overrides.append(arg)
-    session.log(f"Suite '{suite}'{f' at scale {scale}' if scale else ''}: suites, training and reports are not "
-                f"implemented yet. Printing the plan of the default recipe (multigrid, then its baseline).")
-    session.run("harness", "plan", *overrides)
-    session.run("harness", "plan", "multigrid.long_cycle=false", "multigrid.short_cycle=false", *overrides)
+    session.run("harness", "reproduce", *session.posargs)

@@ -7,6 +7,7 @@ Override keys are checked before Hydra sees them, so a typo gets a "did you mean
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,25 +46,44 @@ def _check_overrides(overrides: Sequence[str]) -> None:
         check_key(key)
 
 
-def compose(overrides: Sequence[str] = ()) -> RunSpec:
-    """The validated RunSpec of the default config with `overrides` (Hydra syntax) applied."""
+@functools.lru_cache(maxsize=64)
+def _recipe_tree(recipe: str) -> dict:
+    """The config tree of one recipe as Hydra composes it (defaults, recipe file, its own defaults list)."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.config_store import ConfigStore
     from hydra.errors import HydraException
     from omegaconf import OmegaConf, open_dict
 
-    overrides = list(overrides)
-    _check_overrides(overrides)
     ConfigStore.instance().store(name="_defaults", node=RunSpec().to_dict())
     try:
         with initialize_config_dir(config_dir=str(suites_dir()), version_base="1.3"):
-            cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
+            cfg = hydra_compose(config_name="config", overrides=[f"recipe={recipe}"])
     except HydraException as err:
-        raise SpecError(f"Could not compose the config: {err}") from err
-    recipe = cfg.hydra.runtime.choices.get("recipe")
+        raise SpecError(f"Could not compose recipe '{recipe}': {err}") from err
     with open_dict(cfg):
-        del cfg["hydra"]
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw["recipe"] = raw.get("recipe") or recipe
-    return spec_from_dict(raw)
+        cfg["recipe"] = cfg.get("recipe") or recipe
+    return OmegaConf.to_container(cfg, resolve=False)
+
+
+def compose(overrides: Sequence[str] = ()) -> RunSpec:
+    """The validated RunSpec of a recipe (`recipe=NAME`, default the paper's default) with `overrides`.
+
+    Hydra composes each recipe once (cached); the `key=value` overrides are then merged with
+    OmegaConf's dot-list parser (YAML values: lists as [a,b], null, true/false), which is what makes
+    composing the hundreds of suite runs fast.
+    """
+    from omegaconf import OmegaConf
+
+    overrides = list(overrides)
+    _check_overrides(overrides)
+    recipe = DEFAULT_RECIPE
+    rest = []
+    for item in overrides:
+        key, value = item.split("=", 1)
+        if key.lstrip("+") == "recipe":
+            recipe = value
+        else:
+            rest.append(f"{key.lstrip('+')}={value}")
+    cfg = OmegaConf.merge(OmegaConf.create(_recipe_tree(recipe)), OmegaConf.from_dotlist(rest))
+    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))

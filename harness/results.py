@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_che
 
 
 def results_root() -> Path:
-    return Path(__file__).resolve().parents[1] / "results"
+    """$HARNESS_RESULTS_DIR, else results/ of this checkout."""
+    env = os.environ.get("HARNESS_RESULTS_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "results"
 
 
 def run_id(spec: RunSpec) -> str:
@@ -31,15 +34,15 @@ def run_id(spec: RunSpec) -> str:
 
 
 def record_path(spec: RunSpec, root: Path | None = None) -> Path:
-    """Where a suite run's record lives: results/<suite>/<recipe>__<variant>__<run id>.json."""
+    """Where a suite run's record lives: results/<suite>/<scale>/<variant>__<recipe>__<run id>.json."""
     root = root or results_root()
-    name = f"{spec.recipe or 'recipe'}__{spec.variant or 'run'}__{run_id(spec)}.json"
-    return root / (spec.suite or "adhoc") / name
+    name = f"{spec.variant or 'run'}__{spec.recipe or 'recipe'}__{run_id(spec)}.json"
+    return root / (spec.suite or "adhoc") / spec.scale / name
 
 
-def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec) -> list[Path]:
-    """Write DIR/record.json, and the suite copy in results/ when the run belongs to a suite."""
+def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, results: Path | None = None) -> list[Path]:
+    """Write DIR/record.json, and the suite copy in `results` (default results/) when the run is a suite's."""
     written = [write_json_atomic(output_dir / "record.json", record)]
     if spec.suite:
-        written.append(write_json_atomic(record_path(spec), record))
+        written.append(write_json_atomic(record_path(spec, results), record))
     return written

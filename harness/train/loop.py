@@ -114,18 +114,19 @@ def _loss_fn(multilabel: bool):
     return nn.functional.binary_cross_entropy_with_logits if multilabel else nn.functional.cross_entropy
 
 
-def train(spec: RunSpec) -> dict[str, Any]:
-    """Train `spec` from its Plan (resuming if asked); return the RunRecord, also written to output_dir."""
+def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
+    """Train `spec` from its Plan (resuming if asked); return the RunRecord, also written to output_dir
+    and, for a suite run, to `results` (default: results/ of this checkout)."""
     if not spec.output_dir:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
     info = init_distributed(spec.train.device)
     try:
-        return _train(spec, info)
+        return _train(spec, info, results)
     finally:
         cleanup(info)
 
 
-def _train(spec: RunSpec, info: DistInfo) -> dict[str, Any]:
+def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any]:
     out = Path(spec.output_dir)
     plan = build_plan(spec)
     require_planned_frames(plan)
@@ -243,7 +244,7 @@ def _train(spec: RunSpec, info: DistInfo) -> dict[str, Any]:
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
     if info.is_main:
-        write_record(record, out, spec)
+        write_record(record, out, spec, results)
     return record
 
 

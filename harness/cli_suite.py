@@ -1,0 +1,40 @@
+"""`harness reproduce` and `harness suites`."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.reproduce import reproduce
+
+    failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
+                       args.gpus, report=not args.no_report)
+    return 1 if failed else 0
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    from harness.suite import list_scales, list_suites, load_suite
+
+    for name in list_suites():
+        suite = load_suite(name)
+        print(f"{name:<26} {len(suite.runs):>3} runs  {suite.description}")
+    print(f"scales: {', '.join(list_scales())}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    rep = sub.add_parser("reproduce", help="run a suite's missing runs, then write its report",
+                         description="Run every run of the suite that has no record in results/ yet (stop it "
+                                     "and start again: nothing is redone), then write reports/SUITE/index.html.")
+    rep.add_argument("--suite", default="kinetics_ablation")
+    rep.add_argument("--scale", default=None, help="smoke | proxy | paper (default: proxy with a GPU, else smoke)")
+    rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
+    rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
+    rep.add_argument("--no-report", action="store_true")
+    rep.add_argument("overrides", nargs="*", help="key=value overrides for every run, e.g. data.root=DIR")
+    rep.set_defaults(func=cmd_reproduce)
+    suites = sub.add_parser("suites", help="list the suites and scales")
+    suites.set_defaults(func=cmd_suites)

@@ -1,0 +1,134 @@
+"""`harness reproduce`: run every run of a suite that has no record yet, then write its report.
+
+Each run is a `harness train` subprocess (a crash or an out-of-memory error ends that run, not the
+suite; a stopped suite resumes each run from its checkpoint with resume=true). Runs spread over the
+local GPUs, one per GPU at a time. Records land in results/<suite>/; nothing recorded is redone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from harness.results import record_path, results_root, run_id
+from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
+
+log = logging.getLogger("harness.reproduce")
+
+
+def default_scale() -> str:
+    """`proxy` with a GPU, `smoke` without (printed at start)."""
+    try:
+        import torch
+
+        return "proxy" if torch.cuda.is_available() else "smoke"
+    except ImportError:
+        return "smoke"
+
+
+def data_home() -> Path:
+    return Path(os.environ.get("HARNESS_DATA_DIR", Path.home() / ".cache" / "multigrid-harness"))
+
+
+def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
+    """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache)."""
+    synth = scale.synthetic
+    if not synth:
+        return None, None
+    from harness.data.synth import make_synthetic_dataset
+
+    settings = {k: v for k, v in synth.items() if k != "preset"}
+    tag = "-".join(f"{k}{v[0]}x{v[1]}" if isinstance(v, list) else f"{k}{v}" for k, v in sorted(settings.items()))
+    root = data_home() / "synthetic" / f"{synth['preset']}-{tag}"
+    done = root / "val.csv"
+    if not done.exists():
+        print(f"generating synthetic video ({synth['preset']}) in {root} ...", flush=True)
+        make_synthetic_dataset(root, synth["preset"], size=tuple(settings.pop("size", ())) or None,
+                               workers=max(1, (os.cpu_count() or 1) - 1), **settings)
+    cache = None
+    if scale.settings.get("frame_cache"):
+        cache = str(_frame_cache(root))
+    return str(root), cache
+
+
+def _frame_cache(root: Path) -> Path:
+    from harness.data.cache import build_frame_cache  # the decoded-frame cache (loader throughput)
+
+    cache = root.with_name(root.name + "-frames")
+    build_frame_cache(root, cache, workers=max(1, (os.cpu_count() or 1) - 1))
+    return cache
+
+
+def _run_one(run: ResolvedRun, out_root: Path, gpu: int | None, results: Path) -> tuple[str, int, float]:
+    out = out_root / f"{run.run.variant}-{run_id(run.spec)}"
+    cmd = [sys.executable, "-m", "harness", "train", *run.overrides, f"output_dir={out}", "resume=true"]
+    env = {**os.environ, "HARNESS_RESULTS_DIR": str(results)}
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with open(out / "train.log", "a") as logf:
+        code = subprocess.run(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT).returncode
+    return run.run.variant, code, time.perf_counter() - start
+
+
+def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
+              results: Path | None = None, gpus: int | None = None, report: bool = True) -> int:
+    """Run the suite's missing runs and write the report; returns the number of failed runs."""
+    suite = load_suite(suite_name)
+    scale = load_scale(scale_name or default_scale())
+    overrides = list(overrides or [])
+    print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
+    user_root = any(o.startswith("data.root=") for o in overrides)
+    root, cache = (None, None) if user_root else prepare_synthetic(scale)
+    runs = resolve_suite(suite, scale, overrides, root, cache)
+    results = results or results_root()
+    todo, failed = [], 0
+    for r in runs:
+        if r.spec is None:
+            print(f"  {r.run.variant:<24} not run: {r.skip_reason}")
+        elif record_path(r.spec, results).exists():
+            print(f"  {r.run.variant:<24} recorded already ({record_path(r.spec, results).name})")
+        else:
+            todo.append(r)
+    if todo:
+        n_gpus = gpus if gpus is not None else _local_gpus()
+        slots = max(1, n_gpus)
+        out_root = Path("outputs") / suite.name
+        print(f"running {len(todo)} run(s) on {n_gpus or 'no'} GPU(s), {slots} at a time; logs in {out_root}/",
+              flush=True)
+        with ThreadPoolExecutor(slots) as pool:
+            futures = [pool.submit(_run_one, r, out_root, (i % n_gpus) if n_gpus else None, results)
+                       for i, r in enumerate(todo)]
+            for i, f in enumerate(futures, 1):
+                variant, code, seconds = f.result()
+                status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
+                failed += code != 0
+                print(f"  [{i}/{len(todo)}] {variant:<24} {status} in {seconds:.0f}s", flush=True)
+    if report:
+        _write_report(suite.name, results)
+    return failed
+
+
+def _local_gpus() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except ImportError:
+        return 0
+
+
+def _write_report(suite: str, results: Path) -> None:
+    try:
+        from harness.report import write_report
+    except ImportError:
+        print("reports are not available in this version; records are in", results / suite)
+        return
+    path = write_report(suite, results, Path("reports"))
+    print(f"report: {path}")

@@ -1,0 +1,249 @@
+"""Suites (lists of runs tied to the paper's tables) and scales (how a suite is shrunk to fit the hardware).
+
+A suite run is a recipe plus overrides; a scale turns the composed recipe into override strings
+(frames, pixels, epochs, widths, batch, data) so that the same suite runs on a CPU (`smoke`),
+one GPU (`proxy`) or a cluster (`paper`, unchanged). Everything here is pure; reproduce.py does I/O.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.config import compose, recipes, suites_dir
+from harness.schedule import build_plan
+from harness.spec import RunSpec, SpecError, did_you_mean
+
+RUN_KEYS = {"recipe", "overrides", "match_iterations_of", "requires", "paper", "figure"}
+SUITE_KEYS = {"description", "tables", "runs"}
+SCALE_KEYS = {"description", "frames_factor", "sampling_rate", "crop_factor", "max_epoch", "model_width", "num_gpus",
+              "per_gpu_batch", "synthetic", "frame_cache", "train"}
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    variant: str
+    recipe: str
+    overrides: tuple[str, ...] = ()
+    match_iterations_of: str | None = None
+    requires: tuple[str, ...] = ()
+    paper: tuple[tuple[str, str], ...] = ()
+    figure: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    tables: tuple[str, ...]
+    runs: dict[str, SuiteRun]
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    settings: dict[str, Any]
+
+    @property
+    def description(self) -> str:
+        return self.settings.get("description", self.name)
+
+    @property
+    def synthetic(self) -> dict[str, Any] | None:
+        return self.settings.get("synthetic")
+
+
+def list_suites() -> list[str]:
+    return sorted(p.stem for p in (suites_dir() / "experiments").glob("*.yaml"))
+
+
+def list_scales() -> list[str]:
+    return sorted(p.stem for p in (suites_dir() / "scales").glob("*.yaml"))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path} is not valid YAML: {err}") from err
+    if not isinstance(data, dict):
+        raise SpecError(f"{path} must hold a mapping of keys.")
+    return data
+
+
+def paper_rows() -> list[dict[str, str]]:
+    """The paper's tables (suites/paper/paper_results.csv), one dict per row."""
+    with open(suites_dir() / "paper" / "paper_results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def load_suite(name: str) -> Suite:
+    """Read and check suites/experiments/NAME.yaml: keys, recipes, references and paper rows."""
+    if name not in list_suites():
+        raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, list_suites())} "
+                        f"Suites: {', '.join(list_suites())}.")
+    path = suites_dir() / "experiments" / f"{name}.yaml"
+    data = _read_yaml(path)
+    unknown = set(data) - SUITE_KEYS
+    if unknown:
+        raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SUITE_KEYS)}.")
+    known_rows = {(r["table"], r["row"]) for r in paper_rows()}
+    runs = {}
+    for variant, run in (data.get("runs") or {}).items():
+        where = f"{path}: run '{variant}'"
+        bad = set(run) - RUN_KEYS
+        if bad:
+            raise SpecError(f"{where}: unknown key(s) {sorted(bad)}.{did_you_mean(sorted(bad)[0], RUN_KEYS)}")
+        if run.get("recipe") not in recipes():
+            raise SpecError(f"{where}: unknown recipe '{run.get('recipe')}'."
+                            f"{did_you_mean(str(run.get('recipe')), recipes())}")
+        rows = tuple(tuple(r) for r in run.get("paper", []))
+        for row in rows:
+            if row not in known_rows:
+                raise SpecError(f"{where}: paper row {list(row)} is not in suites/paper/paper_results.csv.")
+        runs[str(variant)] = SuiteRun(str(variant), run["recipe"], tuple(run.get("overrides", [])),
+                                      run.get("match_iterations_of"), tuple(run.get("requires", [])), rows,
+                                      dict(run.get("figure", {})))
+    for run in runs.values():
+        if run.match_iterations_of and run.match_iterations_of not in runs:
+            raise SpecError(f"{path}: run '{run.variant}' matches iterations of unknown run "
+                            f"'{run.match_iterations_of}'.{did_you_mean(run.match_iterations_of, runs)}")
+    return Suite(name, data.get("description", name), tuple(str(t) for t in data.get("tables", [])), runs)
+
+
+def load_scale(name: str) -> Scale:
+    if name not in list_scales():
+        raise SpecError(f"Unknown scale '{name}'.{did_you_mean(name, list_scales())} "
+                        f"Scales: {', '.join(list_scales())}.")
+    path = suites_dir() / "scales" / f"{name}.yaml"
+    data = _read_yaml(path)
+    unknown = set(data) - SCALE_KEYS
+    if unknown:
+        raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SCALE_KEYS)}.")
+    return Scale(name, data)
+
+
+def _compressed_steps(steps: tuple[int, ...], max_epoch: int, target: int) -> tuple[list[int], int]:
+    """LR steps and max epoch shrunk in proportion to `target` epochs, kept strictly increasing."""
+    out: list[int] = []
+    for step in steps:
+        value = int(round(step * target / max_epoch))
+        out.append(value if not out else max(value, out[-1] + 1))
+    return out, max(target, out[-1] + 1)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def scale_overrides(spec: RunSpec, scale: Scale, data_root: str | None, cache: str | None) -> list[str]:
+    """Overrides that turn the composed recipe `spec` into its `scale` version (none at paper scale)."""
+    s = scale.settings
+    if scale.name == "paper" or not s.get("frames_factor"):
+        return []
+    d, sol = spec.data, spec.solver
+    frames = max(1, int(round(d.num_frames * s["frames_factor"])))
+    crop = max(8, int(round(d.crop_size * s["crop_factor"])))
+    jitter = [max(crop, int(round(j * s["crop_factor"]))) for j in d.jitter]
+    steps, max_epoch = _compressed_steps(sol.steps, sol.max_epoch, int(s["max_epoch"]))
+    warmup = sol.warmup_epochs * max_epoch / sol.max_epoch
+    batch = int(s["per_gpu_batch"]) * int(s["num_gpus"])
+    # Linear scaling rule: the recipe's LR per clip of global batch is kept.
+    base_lr = sol.base_lr * batch / sol.batch_size
+    out = [f"data.num_frames={frames}", f"data.crop_size={crop}", f"data.jitter={_fmt(jitter)}",
+           f"solver.steps={_fmt(steps)}", f"solver.max_epoch={max_epoch}", f"solver.warmup_epochs={warmup!r}",
+           f"solver.batch_size={batch}", f"solver.base_lr={base_lr!r}", f"num_gpus={s['num_gpus']}",
+           f"model.width={s['model_width']!r}", f"scale={scale.name}"]
+    if s.get("sampling_rate"):
+        out.append(f"data.sampling_rate={s['sampling_rate']}")
+    synth = scale.synthetic
+    if synth and data_root:
+        out += ["data.name=synthetic", f"data.root={data_root}", f"data.train_videos={synth['videos']}",
+                f"data.num_classes={synth['classes']}"]
+    if cache:
+        out.append(f"data.cache={cache}")
+    out += [f"train.{k}={_fmt(v)}" for k, v in (s.get("train") or {}).items()]
+    return out
+
+
+def _epoch_key(spec: RunSpec) -> str:
+    return "multigrid.epoch_factor" if spec.is_multigrid else "baseline.epoch_factor"
+
+
+def matching_epoch_factor(spec: RunSpec, target_iterations: int) -> float:
+    """The epoch factor at which `spec`'s plan has the iterations closest to `target_iterations` (bisection)."""
+    key = _epoch_key(spec)
+    section = "multigrid" if key.startswith("multigrid") else "baseline"
+
+    def iters(f: float) -> int:
+        changed = spec.replace(**{section: type(getattr(spec, section))(**{
+            **getattr(spec, section).__dict__, "epoch_factor": f})})
+        try:
+            return build_plan(changed).iterations
+        except SpecError:
+            return 0
+
+    lo, hi = 0.01, 20.0
+    best = (abs(iters(1.0) - target_iterations), 1.0)
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        n = iters(mid)
+        best = min(best, (abs(n - target_iterations), mid))
+        if n < target_iterations:
+            lo = mid
+        else:
+            hi = mid
+    return best[1]  # unrounded: epoch counts are int(max_epoch × factor), so rounding could lose an epoch
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    run: SuiteRun
+    overrides: tuple[str, ...]  # everything `harness train` needs besides output_dir
+    spec: RunSpec | None  # None when the run cannot run (see `skip_reason`)
+    skip_reason: str = ""
+
+
+def resolve_suite(suite: Suite, scale: Scale, user_overrides: list[str], data_root: str | None = None,
+                  cache: str | None = None) -> list[ResolvedRun]:
+    """Every run of `suite` at `scale` as a full override list and its validated spec."""
+    resolved: dict[str, ResolvedRun] = {}
+
+    def resolve(run: SuiteRun) -> ResolvedRun:
+        if run.variant in resolved:
+            return resolved[run.variant]
+        base = [f"recipe={run.recipe}", *run.overrides]
+        scaled = scale_overrides(compose(base), scale, data_root, cache)
+        tags = [f"suite={suite.name}", f"variant={run.variant}"]
+        overrides = [*base, *scaled, *user_overrides, *tags]
+        spec = compose(overrides)
+        missing = [k for k in run.requires if _get(spec, k) in (None, "")]
+        if missing:
+            result = ResolvedRun(run, tuple(overrides), None, f"needs {', '.join(missing)} (not set)")
+        else:
+            if run.match_iterations_of:
+                target = resolve(suite.runs[run.match_iterations_of])
+                if target.spec is not None:
+                    factor = matching_epoch_factor(spec, build_plan(target.spec).iterations)
+                    overrides = [*overrides[:-2], f"{_epoch_key(spec)}={factor!r}", *tags]
+                    spec = compose(overrides)
+            result = ResolvedRun(run, tuple(overrides), spec)
+        resolved[run.variant] = result
+        return result
+
+    return [resolve(run) for run in suite.runs.values()]
+
+
+def _get(spec: RunSpec, dotted: str) -> Any:
+    value: Any = spec
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
