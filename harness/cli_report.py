@@ -1,0 +1,46 @@
+"""`harness report --suite NAME`: write reports/NAME/index.html (and tables.csv, tables.md) from results/NAME/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+    from harness.report.inputs import suite_names
+
+    names = suite_names() if args.suite == ["all"] else args.suite
+    for name in names:
+        path = write_report(name, args.results, args.out, args.scale)
+        print(f"report: {path}")
+        if args.screenshot:
+            from harness.report.browser import find_chromium, screenshot
+
+            if find_chromium() is None:
+                print("no screenshot: Chromium is not installed (tests/integration/install_chromium.sh)")
+            else:
+                screenshot(path, path.parent / "screenshot.png")
+                print(f"screenshot: {path.parent / 'screenshot.png'}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `report` subcommand to the `harness` parser's subparsers."""
+    parser = subparsers.add_parser(
+        "report", help="write a suite's HTML report (paper tables with our numbers, Figures 2 and 3)",
+        description="Build reports/SUITE/index.html, a single self-contained page with the paper's tables beside "
+                    "our measured numbers, Figures 2 and 3 and the data-wait shares, from the run records in "
+                    "results/SUITE/; also tables.csv and tables.md, and reports/index.html linking every report.")
+    parser.add_argument("--suite", action="append", required=True, metavar="NAME",
+                        help="suite name (repeatable; 'all' for every suite)")
+    parser.add_argument("--results", type=Path, default=None, metavar="DIR",
+                        help="folder of run records (default: results/ of this checkout)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="folder of reports (default: reports/ of this checkout)")
+    parser.add_argument("--scale", choices=("smoke", "proxy", "paper"), default=None,
+                        help="report the records of this scale (default: the scale of the newest record)")
+    parser.add_argument("--screenshot", action="store_true",
+                        help="also save SUITE/screenshot.png of the report rendered by headless Chromium")
+    parser.set_defaults(func=cmd_report)
+    return parser

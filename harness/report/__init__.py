@@ -1,0 +1,12 @@
+"""Reports: the paper's tables, Figures 2 and 3 and the data-wait shares from run records, as one HTML page.
+
+Pure functions from records to tables and figures (`build_report`); files only in `write_report`.
+"""
+
+from harness.report.build import build_index, build_report, report_summary, write_index, write_report
+from harness.report.inputs import RunDef, SuiteDef, load_paper_rows, load_records, load_suite_def, suite_from_mapping
+from harness.report.tables import Table, build_tables, tables_csv, tables_markdown
+
+__all__ = ["RunDef", "SuiteDef", "Table", "build_index", "build_report", "build_tables", "load_paper_rows",
+           "load_records", "load_suite_def", "report_summary", "suite_from_mapping", "tables_csv",
+           "tables_markdown", "write_index", "write_report"]

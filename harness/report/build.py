@@ -1,0 +1,216 @@
+"""`build_report`: records + suite + paper rows → HTML and tables (pure); `write_report`: the I/O around it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from harness.io import write_text_atomic
+from harness.report import figures
+from harness.report.inputs import (
+    RunDef,
+    SuiteDef,
+    load_paper_rows,
+    load_records,
+    load_suite_def,
+    ordered,
+    select_records,
+    suite_names,
+)
+from harness.report.tables import (
+    OK,
+    Column,
+    Table,
+    build_tables,
+    device_of,
+    epochs_of,
+    fmt,
+    method_of,
+    shown,
+    tables_csv,
+    tables_markdown,
+)
+from harness.report.template import INDEX, PAGE
+from harness.spec import SpecError
+
+_ENV = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=False)
+
+
+def _cell_class(c: Column) -> str:
+    classes = ["text"] if c.kind in ("text", "commit") else []
+    if c.paper:
+        classes.append("paper")
+    if c.key in ("note", "paper_note"):
+        classes.append("wrap")
+    return " ".join(classes)
+
+
+def _b64(png: bytes | None) -> str | None:
+    return base64.b64encode(png).decode("ascii") if png else None
+
+
+def scale_statement(scale: str | None, records: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """A plain (headline, detail) about what our numbers are, for the top of the report."""
+    if not records:
+        return "No runs yet.", " Run the suite (nox -s reproduce -- --suite NAME) and build this report again."
+    spec = records[0].get("spec") or {}
+    data, model = spec.get("data") or {}, spec.get("model") or {}
+    devices = sorted({device_of(r) for r in records})
+    where = " and ".join(devices)
+    source = "synthetic video" if data.get("name") == "synthetic" else f"{data.get('name')} video"
+    shape = f"{data.get('num_frames')} frames at {data.get('crop_size')} px"
+    if scale == "smoke":
+        return (f"Smoke scale: tiny models (width ×{model.get('width')}) on {source}, {shape}, on a {where}.",
+                " Accuracy is not comparable to the paper's: a few epochs over a few dozen tiny clips. Iterations, "
+                "FLOPs and wall-clock are measured for real under the same schedule rules, so speedups are "
+                "meaningful, but at this size fixed per-iteration costs (loading, Python) weigh more than on the "
+                "paper's GPUs.")
+    if scale == "proxy":
+        return (f"Proxy scale: the paper's architectures and schedule rules on {source}, {shape}, on {where}.",
+                " Accuracy is not comparable to the paper's (short schedules on proxy data); speedups are "
+                "comparable in kind, measured on this hardware.")
+    if scale == "paper":
+        return (f"Paper scale: the exact recipe on {source}, {shape}, on {where}.",
+                " Accuracy and speedups are comparable to the paper's; the paper trained on 128 GPUs, so "
+                "wall-clock speedups depend on how close this hardware is.")
+    return f"Scale {scale!r} on {where}.", " Compare with the paper's numbers with care."
+
+
+def _figure3(runs: Table, metric: str) -> bytes | None:
+    ours, paper = [], []
+    for row in runs.rows:
+        if row.get("status") == OK:
+            ours.append({"method": row["method"], "epochs_x": row.get("epochs_x"), "train_s": row.get("train_s"),
+                         metric: row.get(metric)})
+        if row.get("paper_speedup") is not None:
+            paper.append({"method": row["method"], "epochs_x": row.get("epochs_x"),
+                          "speedup": row["paper_speedup"], metric: row.get(f"paper_{metric}")})
+    return figures.tradeoff_figure(ours, paper, metric)
+
+
+def representatives(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """One record per schedule (Figure-3 method, else run) for Figure 2: the run tied to a paper row, else the
+    1.0× run, else the first. Other epoch factors of a method stretch the same sequence of shapes."""
+    groups: dict[str, list[tuple[RunDef, Mapping[str, Any]]]] = {}
+    for run in suite.runs:
+        if run.variant in chosen:
+            groups.setdefault(method_of(run, chosen[run.variant]), []).append((run, chosen[run.variant]))
+    picked = {}
+    for method, members in groups.items():
+        run, record = min(members, key=lambda m: (not m[0].paper, epochs_of(*m) != 1.0))
+        label = method if method == run.variant else f"{method} ({run.variant})"
+        picked[label] = record
+    return picked
+
+
+def _schedules(records: Mapping[str, Mapping[str, Any]], notes: list[str]) -> dict[str, list[dict[str, Any]]]:
+    series = {}
+    for label, r in records.items():
+        try:
+            series[label] = figures.schedule_series(r)
+        except (SpecError, KeyError, TypeError) as err:  # a record from an older spec version
+            notes.append(f"{r.get('_source', r.get('variant'))}: its plan could not be rebuilt for Figure 2 ({err})")
+    return series
+
+
+def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
+                 scale: str | None = None, notes: Sequence[str] = ()) -> tuple[str, list[Table]]:
+    """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
+
+    Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
+    """
+    scale, chosen, picked_notes = select_records(suite, records, scale)
+    notes = [*notes, *picked_notes]
+    recs = ordered(suite, chosen)
+    tables = build_tables(suite, chosen, paper_rows)
+    paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
+    by_id = {t.id: t for t in tables}
+    metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
+                          for r in by_id["runs"].rows) else "top1"
+    series = _schedules(representatives(suite, chosen), notes)
+    longest = max((len(s) for s in series.values()), default=0)
+    sampled = (f" Long plans are sampled at {figures.MAX_POINTS} evenly spaced iterations."
+               if longest >= figures.MAX_POINTS else "")
+    headline, detail = scale_statement(scale, recs)
+    dates = sorted(str(r.get("date", "")) for r in recs)
+    versions = sorted({", ".join(f"{k} {v}" for k, v in (r.get("versions") or {}).items()) for r in recs})
+    html = _ENV.from_string(PAGE).render(
+        title=f"{suite.name}: multigrid vs baseline, ours beside the paper's", suite=suite,
+        scale_headline=headline, scale_detail=detail, devices=sorted({device_of(r) for r in recs}),
+        datasets=sorted({str(((r.get("spec") or {}).get("data") or {}).get("name")) for r in recs}),
+        done=len(recs), total=len(suite.runs), commits=sorted({str(r.get("commit")) for r in recs}),
+        date_range=f"{dates[0]} to {dates[-1]}" if dates else "never", notes=notes, paper_tables=paper_tables,
+        runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
+        fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
+        fig_wait=_b64(figures.data_wait_figure(by_id["data_wait"].rows)), sampled=sampled,
+        metric_label="mAP" if metric == "map" else "top-1", comparable=scale == "paper", versions=versions,
+        fmt=fmt, cell_class=_cell_class, shown=shown)
+    return html, tables
+
+
+def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None) -> dict:
+    """What reports/index.html lists about a suite's report."""
+    scale, chosen, _ = select_records(suite, records, scale)
+    dates = sorted(str(r.get("date", "")) for r in chosen.values())
+    return {"suite": suite.name, "description": suite.description, "scale": scale, "done": len(chosen),
+            "total": len(suite.runs), "newest": dates[-1] if dates else None}
+
+
+def build_index(summaries: Sequence[Mapping[str, Any]]) -> str:
+    """reports/index.html: a link to every suite's report (suites without one are listed greyed out)."""
+    keys = ("suite", "description", "scale", "done", "total", "newest", "href")
+    rows = [{**{k: s.get(k) for k in keys}, "name": s.get("suite")} for s in summaries]
+    return _ENV.from_string(INDEX).render(suites=rows)
+
+
+def _write(path: Path, text: str) -> Path:
+    write_text_atomic(path, text)
+    # The atomic write's temporary file is private (0600); a report is for reading (served, shared, opened).
+    os.chmod(path, 0o644)
+    return path
+
+
+def default_results_dir() -> Path:
+    from harness.results import results_root
+
+    return results_root()
+
+
+def default_reports_dir() -> Path:
+    return default_results_dir().parent / "reports"
+
+
+def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | None = None,
+                 scale: str | None = None) -> Path:
+    """Read results/<suite>/*.json, write reports/<suite>/{index.html,tables.csv,tables.md,summary.json} and
+    refresh reports/index.html; return the report's path."""
+    results_dir = Path(results_dir) if results_dir else default_results_dir()
+    out_dir = Path(out_dir) if out_dir else default_reports_dir()
+    suite_def = load_suite_def(suite)
+    records, problems = load_records(results_dir / suite)
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems)
+    folder = out_dir / suite
+    _write(folder / "tables.csv", tables_csv(tables))
+    _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
+    _write(folder / "summary.json", json.dumps(report_summary(suite_def, records, scale), indent=2) + "\n")
+    path = _write(folder / "index.html", html)
+    write_index(out_dir)
+    return path
+
+
+def write_index(out_dir: Path) -> Path:
+    """Write reports/index.html from every suite definition and the reports that exist."""
+    summaries = []
+    for name in suite_names():
+        summary_path = Path(out_dir) / name / "summary.json"
+        if summary_path.is_file():
+            summaries.append({**json.loads(summary_path.read_text()), "href": f"{name}/index.html"})
+        else:
+            summaries.append({"suite": name, "description": load_suite_def(name).description})
+    return _write(Path(out_dir) / "index.html", build_index(summaries))

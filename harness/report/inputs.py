@@ -1,0 +1,151 @@
+"""What a report is made of: the suite definition, the paper's rows and the run records.
+
+Parsing is pure (`suite_from_mapping`, `select_records`); the `load_*` functions are the I/O edge.
+The report reads suite YAML itself (rather than through the runner) so that it renders whatever
+records exist, even for a suite whose recipes no longer compose.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.config import suites_dir
+from harness.spec import SpecError, did_you_mean
+
+
+@dataclass(frozen=True)
+class RunDef:
+    """One run of a suite as its YAML declares it."""
+
+    variant: str
+    recipe: str
+    overrides: tuple[str, ...] = ()
+    match_iterations_of: str | None = None
+    requires: tuple[str, ...] = ()
+    paper: tuple[tuple[str, str], ...] = ()  # (table, row) pairs of paper_results.csv
+    figure: Mapping[str, Any] = field(default_factory=dict)  # {"method": ..., "epochs": ...} for Figure 3
+
+
+@dataclass(frozen=True)
+class SuiteDef:
+    """A suite: its description, the paper tables it re-creates and its runs (in YAML order)."""
+
+    name: str
+    description: str
+    tables: tuple[str, ...]
+    runs: tuple[RunDef, ...]
+
+    def run(self, variant: str) -> RunDef | None:
+        return next((r for r in self.runs if r.variant == variant), None)
+
+
+def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
+    """A SuiteDef from the parsed YAML of suites/suite/NAME.yaml."""
+    runs = []
+    for variant, run in (data.get("runs") or {}).items():
+        runs.append(RunDef(
+            variant=str(variant), recipe=str(run.get("recipe", "")),
+            overrides=tuple(str(o) for o in run.get("overrides") or ()),
+            match_iterations_of=run.get("match_iterations_of"),
+            requires=tuple(str(k) for k in run.get("requires") or ()),
+            paper=tuple((str(t), str(r)) for t, r in run.get("paper") or ()),
+            figure=dict(run.get("figure") or {})))
+    return SuiteDef(name, str(data.get("description") or name), tuple(str(t) for t in data.get("tables") or ()),
+                    tuple(runs))
+
+
+# Suite definitions live in suites/experiments/ (suites/suite/ before the move); the first that exists wins.
+SUITE_FOLDERS = ("experiments", "suite")
+
+
+def _suite_folder(root: Path | None) -> Path:
+    root = root or suites_dir()
+    return next((root / f for f in SUITE_FOLDERS if (root / f).is_dir()), root / SUITE_FOLDERS[0])
+
+
+def suite_names(root: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in _suite_folder(root).glob("*.yaml"))
+
+
+def load_suite_def(name: str, root: Path | None = None) -> SuiteDef:
+    """Read suites/experiments/NAME.yaml."""
+    path = _suite_folder(root) / f"{name}.yaml"
+    if not path.is_file():
+        names = suite_names(root)
+        raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, names)} Suites: {', '.join(names)}.")
+    return suite_from_mapping(name, yaml.safe_load(path.read_text()) or {})
+
+
+def load_paper_rows(path: Path | None = None) -> list[dict[str, str]]:
+    """The paper's tables (suites/paper/paper_results.csv), one dict per row, in the paper's order."""
+    with open(path or suites_dir() / "paper" / "paper_results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def load_records(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every record under `folder` (results/<suite>/, any depth: records may sit in per-scale folders), each with
+    its path relative to `folder` under '_source'; and the problems met."""
+    records, problems = [], []
+    for path in sorted(Path(folder).rglob("*.json")):
+        name = str(path.relative_to(folder))
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            problems.append(f"{name}: unreadable ({err})")
+            continue
+        if not isinstance(record, dict) or "variant" not in record or "measured" not in record:
+            problems.append(f"{name}: not a run record")
+            continue
+        records.append({**record, "_source": name})
+    return records, problems
+
+
+def record_scale(record: Mapping[str, Any]) -> str:
+    return str((record.get("spec") or {}).get("scale") or "unknown")
+
+
+def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
+                   scale: str | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
+    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's), newest first.
+
+    Mixing scales would turn speedups into nonsense, so records of other scales are left out (and
+    said so). Returns (scale, {variant: record}, notes).
+    """
+    notes: list[str] = []
+    complete = []
+    for r in records:
+        if r.get("status") != "complete":
+            notes.append(f"{r.get('_source', r.get('run_id'))}: status {r.get('status')!r}, left out")
+        elif suite.run(str(r.get("variant"))) is None:
+            notes.append(f"{r.get('_source', r.get('run_id'))}: variant {r.get('variant')!r} is not in the suite, "
+                         f"left out")
+        else:
+            complete.append(r)
+    complete.sort(key=lambda r: str(r.get("date", "")), reverse=True)
+    if scale is None and complete:
+        scale = record_scale(complete[0])
+    chosen: dict[str, Mapping[str, Any]] = {}
+    other: dict[str, int] = {}
+    for r in complete:
+        if record_scale(r) != scale:
+            other[record_scale(r)] = other.get(record_scale(r), 0) + 1
+        elif str(r["variant"]) in chosen:
+            notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r}, left out")
+        else:
+            chosen[str(r["variant"])] = r
+    for name, count in sorted(other.items()):
+        notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
+                     f"use --scale {name} for those)")
+    return scale, chosen, notes
+
+
+def ordered(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The chosen records in the suite's run order."""
+    return [chosen[r.variant] for r in suite.runs if r.variant in chosen]

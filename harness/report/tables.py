@@ -1,0 +1,410 @@
+"""Pure functions from records to tables: the paper's tables with our numbers beside the paper's.
+
+A Table holds raw values (for CSV) and a per-column kind that says how to print them (HTML, Markdown).
+Speedup, as in the paper (footnote 3), is measured wall-clock: the training time of the table's
+baseline row run over this run's, both measured by our trainer on the same machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.report.inputs import RunDef, SuiteDef
+
+NOT_RUN = "not run"
+NOT_IN_SUITE = "not in this suite"
+OK = "ok"
+
+TABLE_TITLES = {
+    "1a": "Table 1a: number of long-cycle shapes (Kinetics-400, SlowFast R50 8×8)",
+    "1b": "Table 1b: number of short-cycle shapes (Kinetics-400, SlowFast R50 8×8)",
+    "2a": "Table 2a: ImageNet pre-training (Kinetics-400, SlowFast R50)",
+    "2b": "Table 2b: clip length T (Kinetics-400, SlowFast R50)",
+    "2c": "Table 2c: spatial resolution (Kinetics-400, SlowFast R50)",
+    "3": "Table 3: I3D and I3D-NL (Kinetics-400)",
+    "4": "Table 4: 1-GPU training (Kinetics-400, I3D R50)",
+    "5": "Table 5: Something-Something V2 (SlowFast R50 16×8)",
+    "6": "Table 6: Charades, mAP (SlowFast R50 16×8)",
+}
+KIND_NAMES = {"baseline": "baseline", "multigrid": "multigrid (long + short)", "long_cycle": "long cycle only",
+              "short_cycle": "short cycle only"}
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    kind: str = "text"  # text | int | float | ratio | seconds | gflops | pct | share
+    paper: bool = False  # a number copied from the paper (shown shaded)
+    show: bool = True  # False: in the CSV only (the HTML and Markdown say it otherwise, e.g. by row style)
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[Mapping[str, Any], ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def fmt(value: Any, kind: str) -> str:
+    """How a cell prints in HTML and Markdown ('' for missing)."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if kind == "int":
+        return f"{int(value):,}"
+    if kind == "float":
+        return f"{float(value):.2f}"
+    if kind == "ratio":
+        return f"{float(value):.2f}×"
+    if kind == "pct":
+        return f"{float(value):.1f}"
+    if kind == "share":
+        return f"{100 * float(value):.1f}%"
+    if kind == "gflops":
+        v = float(value)
+        return f"{v / 1000:,.1f} T" if v >= 1000 else f"{v:.3g} G"
+    if kind == "seconds":
+        return format_duration(float(value))
+    if kind == "commit":  # a full hash stays in the CSV; people read the first 12 digits
+        text = str(value)
+        return text[:12] + ("+dirty" if text.endswith("+dirty") else "")
+    return str(value)
+
+
+def format_duration(seconds: float) -> str:
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.1f} d"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.1f} s"
+
+
+def _num(value: Any) -> float | None:
+    """A paper CSV cell as a number (None when empty)."""
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The measured numbers of one record that every table shows."""
+    spec, plan, measured = record.get("spec") or {}, record.get("plan") or {}, record.get("measured") or {}
+    final = record.get("final") or {}
+    kind = plan.get("kind", "")
+    section = "baseline" if kind == "baseline" else "multigrid"
+    return {
+        "variant": record.get("variant"),
+        "kind": kind,
+        "epoch_factor": (spec.get(section) or {}).get("epoch_factor"),
+        "epochs": plan.get("max_epoch"),
+        "iterations": measured.get("iterations", plan.get("iterations")),
+        "plan_iteration_ratio": plan.get("iteration_ratio"),
+        "train_s": measured.get("train_s"),
+        "gflops": measured.get("forward_gflops"),
+        "data_wait_share": measured.get("data_wait_share"),
+        "top1": final.get("top1"),
+        "top5": final.get("top5"),
+        "map": final.get("map"),
+    }
+
+
+def _ratio(base: Any, value: Any) -> float | None:
+    if base is None or not value:
+        return None
+    return float(base) / float(value)
+
+
+def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Iterations, FLOPs and wall-clock of `base` over this run's (None without a baseline record)."""
+    if base is None:
+        return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None}
+    b = run_numbers(base)
+    return {"iteration_ratio": _ratio(b["iterations"], numbers["iterations"]),
+            "speedup": _ratio(b["train_s"], numbers["train_s"]),
+            "flops_ratio": _ratio(b["gflops"], numbers["gflops"])}
+
+
+def not_run_reason(run: RunDef) -> str:
+    if run.requires:
+        return f"needs {', '.join(run.requires)} (not set; add e.g. {run.requires[0]}=PATH to the suite's overrides)"
+    return "no record yet"
+
+
+def _model_score(csv_model: str, run: RunDef, record: Mapping[str, Any] | None) -> int:
+    """How well a run fits a paper row's model, to tell apart rows of the same name (Table 3's two models)."""
+    name = str(((record or {}).get("spec") or {}).get("model", {}).get("name", ""))
+    if name == csv_model:
+        return 3
+    if name.startswith(csv_model + "_"):
+        return 2
+    return 1 if csv_model and csv_model in run.recipe else 0
+
+
+def _assign(table_rows: Sequence[Mapping[str, str]], suite: SuiteDef,
+            chosen: Mapping[str, Mapping[str, Any]]) -> dict[int, list[RunDef]]:
+    """Paper row index → the suite runs that reproduce it."""
+    out: dict[int, list[RunDef]] = {i: [] for i in range(len(table_rows))}
+    for run in suite.runs:
+        for table, row in run.paper:
+            candidates = [i for i, p in enumerate(table_rows) if p["table"] == table and p["row"] == row]
+            if candidates:
+                best = max(candidates, key=lambda i: _model_score(table_rows[i]["model"], run,
+                                                                  chosen.get(run.variant)))
+                out[best].append(run)
+    return out
+
+
+def _group(row: Mapping[str, str]) -> tuple[str, ...]:
+    # Rows that differ in model, pre-training, clip length or crop each have their own baseline (Tables 2-3).
+    return row["model"], row["pretrain"], row["T"], row["crop"]
+
+
+def _is_group_baseline(row: Mapping[str, str]) -> bool:
+    return row["method"] == "baseline" and _num(row["epoch_factor"]) == 1.0
+
+
+def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
+                paper_rows: Sequence[Mapping[str, str]]) -> Table:
+    """Paper table `table_id` row by row, with the suite's runs (or 'not run') beside each paper row."""
+    rows = [p for p in paper_rows if p["table"] == table_id]
+    assigned = _assign(rows, suite, chosen)
+    baselines: dict[tuple[str, ...], Mapping[str, Any] | None] = {}
+    for i, p in enumerate(rows):
+        if _is_group_baseline(p) and _group(p) not in baselines:
+            baselines[_group(p)] = next((chosen[r.variant] for r in assigned[i] if r.variant in chosen), None)
+    metric = "map" if any(_num(p.get("map")) is not None for p in rows) else "top"
+    several_models = len({p["model"] for p in rows}) > 1
+    out = []
+    for i, p in enumerate(rows):
+        label = f"{p['model']}: {p['row']}" if several_models else p["row"]
+        paper = {"paper_row": label, "paper_speedup": _num(p["speedup"]), "paper_top1": _num(p["top1"]),
+                 "paper_top5": _num(p["top5"]), "paper_map": _num(p["map"]),
+                 "paper_train_days": _num(p.get("train_days")), "paper_note": p.get("note", "")}
+        said = f"paper: {p['note']}" if p.get("note") else ""
+        if not assigned[i]:
+            out.append({**paper, "status": NOT_IN_SUITE, "note": _join(NOT_IN_SUITE, said)})
+            continue
+        for run in assigned[i]:
+            record = chosen.get(run.variant)
+            if record is None:
+                out.append({**paper, "variant": run.variant, "status": NOT_RUN,
+                            "note": _join(f"{NOT_RUN}: {not_run_reason(run)}", said)})
+                continue
+            numbers = run_numbers(record)
+            base = baselines.get(_group(p))
+            versus = _versus(numbers, base)
+            note = "" if base is not None else "the row's baseline has no record: no speedup"
+            out.append({**paper, **numbers, **versus, "status": OK, "note": _join(note, said)})
+    columns = [Column("paper_row", "paper row"), Column("variant", "our run"), Column("status", "status", show=False),
+               Column("epoch_factor", "epochs ×", "float"), Column("epochs", "epochs", "int", show=False),
+               Column("iterations", "iterations", "int"), Column("iteration_ratio", "× fewer iters", "ratio"),
+               Column("train_s", "train time", "seconds"), Column("gflops", "fwd FLOPs", "gflops"),
+               Column("flops_ratio", "× fewer FLOPs", "ratio", show=False), Column("speedup", "speedup", "ratio"),
+               Column("paper_speedup", "paper speedup", "ratio", paper=True)]
+    if metric == "map":
+        columns += [Column("map", "mAP", "pct"), Column("paper_map", "paper mAP", "pct", paper=True)]
+    else:
+        columns += [Column("top1", "top-1", "pct"), Column("paper_top1", "paper top-1", "pct", paper=True),
+                    Column("top5", "top-5", "pct"), Column("paper_top5", "paper top-5", "pct", paper=True)]
+    if any(_num(p.get("train_days")) is not None for p in rows):
+        columns.append(Column("paper_train_days", "paper train (days)", "float", paper=True))
+    columns += [Column("note", "note"), Column("paper_note", "paper note", paper=True, show=False)]
+    notes = ("Speedup: measured training wall-clock of the row's baseline run over this run's (data wait + "
+             "compute, evaluation excluded). × fewer iters / FLOPs: the baseline run's over this run's.",)
+    if not rows:
+        notes += (f"The paper CSV has no rows for table {table_id!r}.",)
+    return Table(table_id, TABLE_TITLES.get(table_id, f"Table {table_id}"), tuple(columns), tuple(out), notes)
+
+
+def method_of(run: RunDef, record: Mapping[str, Any] | None) -> str:
+    """The Figure-3 method of a run: the suite's `figure.method`, else the run's own name."""
+    return str(run.figure.get("method") or run.variant)
+
+
+def epochs_of(run: RunDef, record: Mapping[str, Any] | None) -> float | None:
+    if run.figure.get("epochs") is not None:
+        return float(run.figure["epochs"])
+    return run_numbers(record)["epoch_factor"] if record else None
+
+
+def _plain_baseline(record: Mapping[str, Any]) -> bool:
+    spec = record.get("spec") or {}
+    base = spec.get("baseline") or {}
+    return ((record.get("plan") or {}).get("kind") == "baseline" and base.get("epoch_factor", 1.0) == 1.0
+            and list(base.get("shape_factor", [1.0, 1.0])) == [1.0, 1.0])
+
+
+def _comparable(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    spec = record.get("spec") or {}
+    data, model = spec.get("data") or {}, spec.get("model") or {}
+    return (record.get("recipe"), model.get("name"), model.get("pretrained"), data.get("num_frames"),
+            data.get("crop_size"))
+
+
+def suite_baseline(record: Mapping[str, Any], suite: SuiteDef,
+                   chosen: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The 1.0× fixed-shape baseline run of the same recipe, model, pre-training, T and crop."""
+    for run in suite.runs:
+        other = chosen.get(run.variant)
+        if other is not None and _plain_baseline(other) and _comparable(other) == _comparable(record):
+            return other
+    return None
+
+
+def _paper_row(run: RunDef, key: tuple[str, str], paper_rows: Sequence[Mapping[str, str]],
+               record: Mapping[str, Any] | None) -> Mapping[str, str] | None:
+    """The paper row (table, row) of `run`, told apart by model where names repeat (Table 3)."""
+    candidates = [p for p in paper_rows if (p["table"], p["row"]) == key]
+    return max(candidates, key=lambda p: _model_score(p["model"], run, record), default=None)
+
+
+def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
+               paper_rows: Sequence[Mapping[str, str]]) -> Table:
+    """Every run of the suite (Figure 3's points), with speedup against its recipe's 1.0× baseline run."""
+    out = []
+    for run in suite.runs:
+        record = chosen.get(run.variant)
+        linked = [p for p in (_paper_row(run, key, paper_rows, record) for key in run.paper) if p is not None]
+        paper = {"paper_rows": "; ".join(f"{p['table']}: {p['row']}" for p in linked),
+                 "paper_speedup": _num(linked[0]["speedup"]) if linked else None,
+                 "paper_top1": _num(linked[0]["top1"]) if linked else None,
+                 "paper_map": _num(linked[0]["map"]) if linked else None}
+        row = {"method": method_of(run, record), "epochs_x": epochs_of(run, record), "variant": run.variant,
+               "recipe": run.recipe, **paper}
+        if record is None:
+            out.append({**row, "status": NOT_RUN, "note": f"{NOT_RUN}: {not_run_reason(run)}"})
+            continue
+        numbers = run_numbers(record)
+        base = suite_baseline(record, suite, chosen)
+        note = "" if base is not None else "no 1.0× baseline record of this recipe: no speedup"
+        out.append({**row, **numbers, **_versus(numbers, base), "status": OK, "note": note})
+    metric_map = any(r.get("map") is not None or r.get("paper_map") is not None for r in out)
+    acc = ([Column("map", "mAP", "pct"), Column("paper_map", "paper mAP", "pct", paper=True)] if metric_map else
+           [Column("top1", "top-1", "pct"), Column("top5", "top-5", "pct"),
+            Column("paper_top1", "paper top-1", "pct", paper=True)])
+    columns = (Column("method", "method"), Column("epochs_x", "epochs ×", "float"), Column("variant", "our run"),
+               Column("status", "status", show=False), Column("kind", "schedule", show=False),
+               Column("iterations", "iterations", "int"),
+               Column("iteration_ratio", "× fewer iters", "ratio"), Column("train_s", "train time", "seconds"),
+               Column("gflops", "fwd FLOPs", "gflops"), Column("speedup", "speedup", "ratio"), *acc,
+               Column("paper_rows", "paper rows", paper=True),
+               Column("paper_speedup", "paper speedup", "ratio", paper=True), Column("note", "note"))
+    title = "Figure 3 points: every run of the suite" if "fig3" in suite.tables else "Every run of the suite"
+    notes = ("Speedup here is against the 1.0× baseline run of the same recipe, model, pre-training, clip length "
+             "and crop in this suite.",)
+    return Table("runs", title, columns, tuple(out), notes)
+
+
+def data_wait_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Table:
+    """Per run and phase: how much of the training wall-clock was spent waiting for the data loader."""
+    out = []
+    for run in suite.runs:
+        record = chosen.get(run.variant)
+        if record is None:
+            continue
+        measured = record.get("measured") or {}
+        for p in measured.get("phases") or []:
+            out.append({"variant": run.variant, "phase": p.get("phase"), "iterations": p.get("iterations"),
+                        "clips": p.get("clips"), "wall_s": p.get("wall_s"), "data_wait_s": p.get("data_wait_s"),
+                        "data_wait_share": p.get("data_wait_share"), "clips_per_s": p.get("clips_per_s")})
+        out.append({"variant": run.variant, "phase": "all", "iterations": measured.get("iterations"),
+                    "clips": measured.get("clips"), "wall_s": measured.get("train_s"),
+                    "data_wait_s": measured.get("data_wait_s"), "data_wait_share": measured.get("data_wait_share"),
+                    "clips_per_s": _ratio(measured.get("clips"), measured.get("train_s"))})
+    columns = (Column("variant", "run"), Column("phase", "phase"), Column("iterations", "iterations", "int"),
+               Column("clips", "clips", "int"), Column("wall_s", "wall-clock", "seconds"),
+               Column("data_wait_s", "data wait", "seconds"), Column("data_wait_share", "data-wait share", "share"),
+               Column("clips_per_s", "clips/s", "float"))
+    notes = ("A high data-wait share means the loader, not the model, set the pace: multigrid's large batches of "
+             "small clips need more decoding per second than the baseline.",)
+    return Table("data_wait", "Data-wait share per phase", columns, tuple(out), notes)
+
+
+def device_of(record: Mapping[str, Any]) -> str:
+    """The hardware of a record in words, e.g. '8× NVIDIA H100 (80 GiB)' or '2-core CPU (Intel Xeon)'."""
+    hw = record.get("hardware") or {}
+    if hw.get("gpu") and (record.get("spec") or {}).get("train", {}).get("device") != "cpu":
+        mem = f", {hw['gpu_memory_gib']} GiB" if hw.get("gpu_memory_gib") else ""
+        return f"{record.get('world_size', 1)}× {hw['gpu']}{mem}"
+    return f"{hw.get('cpu_count', '?')}-core CPU ({hw.get('cpu', 'unknown')})"
+
+
+def provenance_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Table:
+    """Where each number came from: record file, run id, commit, date, versions, device, precision."""
+    out = []
+    for run in suite.runs:
+        record = chosen.get(run.variant)
+        if record is None:
+            continue
+        versions = record.get("versions") or {}
+        bad = (record.get("bad_videos") or {}).get("bad_videos")
+        out.append({"variant": run.variant, "source": record.get("_source", ""), "run_id": record.get("run_id"),
+                    "commit": record.get("commit"), "date": record.get("date"), "device": device_of(record),
+                    "precision": record.get("precision"), "python": versions.get("python"),
+                    "torch": versions.get("torch"), "data": ((record.get("spec") or {}).get("data") or {}).get("name"),
+                    "model": ((record.get("spec") or {}).get("model") or {}).get("name"), "bad_videos": bad})
+    columns = (Column("variant", "run"), Column("source", "record file"), Column("run_id", "run id"),
+               Column("commit", "commit", "commit"), Column("date", "date"), Column("device", "device"),
+               Column("precision", "precision"), Column("python", "python", show=False), Column("torch", "torch"),
+               Column("data", "data"), Column("model", "model"), Column("bad_videos", "bad videos", "int"))
+    return Table("provenance", "Provenance", columns, tuple(out))
+
+
+def build_tables(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
+                 paper_rows: Sequence[Mapping[str, str]]) -> list[Table]:
+    """The paper tables the suite names, then every run, the data-wait shares and the provenance."""
+    tables = [paper_table(t, suite, chosen, paper_rows) for t in suite.tables if t != "fig3"]
+    return [*tables, runs_table(suite, chosen, paper_rows), data_wait_table(suite, chosen),
+            provenance_table(suite, chosen)]
+
+
+def tables_csv(tables: Sequence[Table]) -> str:
+    """All tables in one CSV (raw numbers): a 'table' column, then the union of the tables' columns."""
+    import csv
+    import io
+
+    keys: list[str] = []
+    for t in tables:
+        keys += [c.key for c in t.columns if c.key not in keys]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["table", *keys], extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for t in tables:
+        for row in t.rows:
+            writer.writerow({"table": t.id, **{k: row.get(k) for k in keys}})
+    return buf.getvalue()
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def shown(table: Table) -> tuple[Column, ...]:
+    """The columns of `table` that HTML and Markdown show."""
+    return tuple(c for c in table.columns if c.show)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def tables_markdown(tables: Sequence[Table]) -> str:
+    """All tables as GitHub Markdown, one section each (cells formatted as in the HTML)."""
+    parts = []
+    for t in tables:
+        columns = shown(t)
+        lines = [f"## {_md_cell(t.title)}", "", "| " + " | ".join(_md_cell(c.label) for c in columns) + " |",
+                 "|" + "|".join("---" for _ in columns) + "|"]
+        lines += ["| " + " | ".join(_md_cell(fmt(row.get(c.key), c.kind)) for c in columns) + " |"
+                  for row in t.rows]
+        lines += [""] + [f"{_md_cell(n)}" for n in t.notes]
+        parts.append("\n".join(lines).rstrip() + "\n")
+    return "\n".join(parts)

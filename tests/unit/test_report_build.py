@@ -1,0 +1,110 @@
+"""The report page and its files from hand-made records: escaping, figures, CSV/Markdown, index, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import cli_report
+from harness.report import build_report, load_paper_rows, load_suite_def
+from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
+from harness.spec import RunSpec
+
+from .test_report_tables import PAPER, SUITE, make_record, suite_from_mapping, tiny_spec
+
+PNG = b"\x89PNG\r\n\x1a\n"
+EVIL = "<script>alert('x')</script>"
+
+
+def _evil_suite_and_records() -> tuple:
+    suite = suite_from_mapping("s", {"description": f"desc {EVIL}", "tables": ["1a"], "runs": {
+        EVIL: {"recipe": "k400_slowfast_r50_8x8", "paper": [["1a", "baseline"]]},
+        "multigrid": {"recipe": "k400_slowfast_r50_8x8", "paper": [["1a", "4-shape (default)"]],
+                      "figure": {"method": f"m {EVIL}", "epochs": 1.5}},
+        "imagenet_multigrid": {"recipe": "k400_slowfast_r50_8x8", "requires": ["model.pretrained"]}}})
+    base = make_record(EVIL, kind="baseline", train_s=100.0, spec=tiny_spec(False, data={"root": f"/d/{EVIL}"}))
+    base["_source"] = f"smoke/{EVIL}.json"
+    base["hardware"]["cpu"] = EVIL
+    return suite, [base, make_record("multigrid", train_s=20.0)]
+
+
+def test_report_escapes_every_string_and_is_a_pure_function_of_its_inputs():
+    suite, records = _evil_suite_and_records()
+    html, _ = build_report(suite, records, PAPER, notes=[f"note {EVIL}"])
+    assert "<script" not in html.lower()
+    assert "&lt;script&gt;alert(" in html
+    assert html.count("<img ") == 3  # Figures 3, 2 and the data-wait chart, all embedded
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", html), "the page must be self-contained"
+    assert "5.00×" in html and "not run" in html and "needs model.pretrained" in html
+    assert "Smoke scale" in html
+    again, _ = build_report(suite, list(reversed(records)), PAPER, notes=[f"note {EVIL}"])
+    assert again == html  # same inputs (in any order), same bytes: no clock, no file reads
+
+
+def test_report_without_records_says_so():
+    html, tables = build_report(SUITE, [], PAPER)
+    assert "No runs yet." in html and "0 of 3 runs" in html
+    assert all(r["status"] != "ok" for r in tables[0].rows)
+
+
+def test_figures_are_png():
+    records = [make_record("baseline", kind="baseline", train_s=100.0), make_record("multigrid", train_s=20.0)]
+    series = {r["variant"]: schedule_series(r) for r in records}
+    assert len(series["multigrid"]) == 20 and len(series["baseline"]) == 64  # every iteration of short plans
+    assert series["multigrid"][0]["per_gpu_batch"] > series["baseline"][0]["per_gpu_batch"]
+    assert schedule_figure(series).startswith(PNG)
+    points = [{"method": "baseline", "epochs_x": 1.0, "train_s": 100.0, "top1": 40.0},
+              {"method": "multigrid", "epochs_x": 1.5, "train_s": 20.0, "top1": 41.0}]
+    paper = [{"method": "multigrid", "epochs_x": 1.5, "speedup": 4.5, "top1": 76.4}]
+    assert tradeoff_figure(points, paper).startswith(PNG)
+    assert tradeoff_figure([], []) is None
+    assert data_wait_figure(records[0]["measured"]["phases"] and [
+        {"variant": "baseline", "phase": 0, "data_wait_share": 0.25}]).startswith(PNG)
+
+
+def test_long_plans_are_sampled():
+    record = {"spec": RunSpec().to_dict()}  # the paper's default recipe: hundreds of thousands of iterations
+    series = schedule_series(record)
+    assert len(series) <= MAX_POINTS + 1
+    assert series[-1]["iteration"] > 100_000 and series[0]["iteration"] == 0
+
+
+def _results(tmp_path: Path) -> Path:
+    results = tmp_path / "results"
+    (results / "smoke" / "smoke").mkdir(parents=True)
+    for record in (make_record("baseline", kind="baseline", train_s=90.0), make_record("multigrid", train_s=30.0)):
+        (results / "smoke" / "smoke" / f"{record['variant']}.json").write_text(json.dumps(record))
+    (results / "smoke" / "broken.json").write_text("{not json")
+    return results
+
+
+def test_cli_writes_html_csv_markdown_and_the_index(tmp_path, capsys):
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_report.register(parser.add_subparsers(dest="command", required=True))
+    results, out = _results(tmp_path), tmp_path / "reports"
+    args = parser.parse_args(["report", "--suite", "smoke", "--results", str(results), "--out", str(out)])
+    assert args.func(args) == 0
+    assert f"report: {out / 'smoke' / 'index.html'}" in capsys.readouterr().out
+    html = (out / "smoke" / "index.html").read_text()
+    assert "broken.json: unreadable" in html and "3.00×" in html and "2-core CPU (Test CPU)" in html
+    rows = list(csv.DictReader((out / "smoke" / "tables.csv").open()))
+    mg = next(r for r in rows if r["table"] == "1a" and r["variant"] == "multigrid")
+    assert float(mg["speedup"]) == pytest.approx(3.0) and float(mg["paper_speedup"]) == 4.5
+    assert "## Table 1a" in (out / "smoke" / "tables.md").read_text()
+    index = (out / "index.html").read_text()
+    assert 'href="smoke/index.html"' in index and "2 of 2" in index
+    assert "kinetics_ablation" in index and "no report yet" in index
+    with pytest.raises(SystemExit):
+        parser.parse_args(["report"])
+
+
+def test_real_suites_and_paper_rows_load():
+    suite = load_suite_def("kinetics_generalization")
+    assert suite.tables == ("2a", "2b", "2c")
+    assert suite.run("imagenet_baseline").requires == ("model.pretrained",)
+    assert {r["table"] for r in load_paper_rows()} >= {"1a", "3", "6"}
