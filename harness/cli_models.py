@@ -100,6 +100,26 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness.provenance import provenance
     from harness.schedule import baseline_spec, build_plan
 
+    if args.suite:
+        from harness.profile import profile_suite
+
+        def bar(total: int, name: str):
+            return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
+
+        record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
+                                  repeats=args.repeats, progress_factory=bar), "provenance": provenance()}
+        if args.out:
+            write_json_atomic(Path(args.out), record)
+        if args.json:
+            print(json.dumps(record))
+            return 0
+        print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}  paper")
+        for row in record["runs"]:
+            paper = ", ".join(f"{p['table']}: {p['speedup']}x" for p in row["paper"])
+            print(f"{row['variant']:<24} {row['iterations']:>10,} {row['iteration_ratio']:>6.2f} "
+                  f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
+                  f"{row['predicted_speedup']:>7.2f}x  {paper}")
+        return 0
     spec = compose(args.overrides)
     n_shapes = len(set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(
         baseline_spec(spec)))))
@@ -127,6 +147,8 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile = sub.add_parser("profile", help="time every planned shape and predict the multigrid speedup here",
                              description="Measure the step time of each planned shape on random clips (no data) "
                                          "and predict the run's and its baseline's wall-clock on this hardware.")
+    profile.add_argument("--suite", default=None, help="profile every run of this suite (one timing per shape)")
+    profile.add_argument("--scale", default="paper", help="with --suite: the scale (default paper)")
     profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
     profile.add_argument("--repeats", type=int, default=10)
     profile.add_argument("--warmup", type=int, default=3)

@@ -95,3 +95,83 @@ def profile_summary(profile: Profile) -> dict:
         "iteration_ratio": plan.iteration_ratio,
         "assumptions": "per-GPU step time × planned iterations; loader keeps up; perfect data-parallel scaling",
     }
+
+
+def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, bf16: bool, channels_last: bool,
+                   warmup: int, repeats: int, progress=None) -> dict[ShapeKey, StepTime]:
+    """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`."""
+    torch.manual_seed(0)
+    model = build_model(spec.model, spec.data.num_classes).to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last_3d)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
+    times = {}
+    for key in sorted(keys):
+        t, s, batch, splits = key
+        try:
+            times[key] = time_training_step(model, optimizer, t, s, batch, splits, device, bf16=bf16,
+                                            channels_last=channels_last, warmup=warmup, repeats=repeats)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            times[key] = StepTime(t, s, batch, splits, float("nan"), float("nan"), float("nan"))
+        if progress is not None:
+            progress.update(1)
+    del model, optimizer
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return times
+
+
+def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:
+    return sum(n * times[k].median_ms / 1e3 for k, n in iterations_by_shape(plan).items())
+
+
+def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | None = None, warmup: int = 3,
+                  repeats: int = 10, progress_factory=None, timings: dict | None = None) -> dict:
+    """Predicted wall-clock and speedup over its 1.0× baseline of every run of a suite, on this hardware.
+
+    Shapes are timed once per model (the union over the suite's runs and their baselines).
+    """
+    from harness.suite import load_scale, load_suite, paper_rows, resolve_suite
+
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    on_gpu = dev.type == "cuda"
+    suite = load_suite(suite_name)
+    runs = [r for r in resolve_suite(suite, load_scale(scale_name), [], data_root="/nonexistent") if r.spec]
+    plans = {r.run.variant: (build_plan(r.spec), build_plan(baseline_spec(r.spec))) for r in runs}
+    by_model: dict[tuple, tuple[RunSpec, set[ShapeKey]]] = {}
+    for r in runs:
+        require_planned_frames(plans[r.run.variant][0])
+        model_key = (r.spec.model.name, r.spec.model.width, r.spec.data.num_classes)
+        keys = by_model.setdefault(model_key, (r.spec, set()))[1]
+        for plan in plans[r.run.variant]:
+            keys |= set(iterations_by_shape(plan))
+    # `timings` carries step times across suites of one process: a shape is timed once per model.
+    times: dict[tuple, dict[ShapeKey, StepTime]] = timings if timings is not None else {}
+    for model_key, (spec, keys) in by_model.items():
+        known = times.setdefault(model_key, {})
+        todo = keys - set(known)
+        bar = progress_factory(len(todo), model_key[0]) if progress_factory and todo else None
+        known.update(measure_shapes(spec, todo, device=dev, bf16=on_gpu, channels_last=on_gpu, warmup=warmup,
+                                    repeats=repeats, progress=bar))
+        if bar is not None:
+            bar.close()
+    paper = {(row["table"], row["row"]): row for row in paper_rows()}
+    rows = []
+    for r in runs:
+        model_key = (r.spec.model.name, r.spec.model.width, r.spec.data.num_classes)
+        plan, base = plans[r.run.variant]
+        mine, theirs = predicted_seconds(plan, times[model_key]), predicted_seconds(base, times[model_key])
+        rows.append({
+            "variant": r.run.variant, "recipe": r.run.recipe, "model": r.spec.model.name, "kind": plan.kind,
+            "iterations": plan.iterations, "baseline_iterations": base.iterations,
+            "iteration_ratio": plan.iteration_ratio, "predicted_gpu_hours": mine / 3600,
+            "baseline_predicted_gpu_hours": theirs / 3600, "predicted_speedup": theirs / mine,
+            "paper": [{"table": t, "row": row, "speedup": paper[(t, row)]["speedup"]} for t, row in r.run.paper],
+        })
+    shapes = [{"model": k[0], **st.to_dict()} for k, (_, keys) in by_model.items() for st in
+              (times[k][key] for key in sorted(keys))]
+    return {"suite": suite_name, "scale": scale_name, "device": str(dev), "runs": rows, "shapes": shapes,
+            "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
+                           "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}
