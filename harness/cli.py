@@ -96,11 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_models.register(sub)
     cli_models.register_profile(sub)
-    from harness import cli_data, cli_suite, cli_train
+    from harness import cli_data, cli_report, cli_suite, cli_train
 
     cli_train.register(sub)
     cli_data.register(sub)
     cli_suite.register(sub)
+    cli_report.register(sub)
     return parser
 
 

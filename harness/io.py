@@ -21,6 +21,9 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
         write(tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o666 & ~umask)  # mkstemp makes 0600; results and reports are for everyone to read
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
