@@ -1,4 +1,5 @@
-"""`harness data synth | check | bench`: make synthetic video, check a dataset, measure loader throughput.
+"""`harness data synth | check | cache | bench`: make synthetic video, check a dataset, build a decoded-frame
+cache, measure loader throughput.
 
 Wired into the `harness` command by `register(subparsers)`. User errors raise harness.spec.SpecError, which
 `harness.cli.main` prints and turns into exit status 2. `check` exits 1 when it finds broken files.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from harness.spec import SpecError
@@ -68,18 +70,46 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from harness.data.cache import build_frame_cache
+
+    spec = _compose(args.overrides)
+    s = build_frame_cache(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
+                          short_side=args.short_side, workers=args.workers, progress=not args.quiet, force=args.force)
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    for b in s["bad"]:
+        print(f"  bad: {b['path']}: {b['reason']}: {b['message']}")
+    if s["reused"]:
+        print(f"{s['out']} already caches these videos with these settings (--force rebuilds it)")
+    print(f"cached {s['cached']} of {s['videos']} videos ({s['frames']} frames, {s['bytes'] / 2**30:.2f} GiB) in "
+          f"{s['seconds']:.0f} s to {s['out']}; {len(s['bad'])} unusable (recorded as bad); train with "
+          f"data.cache={Path(s['out']).resolve()}")
+    if spec.data.jitter and args.short_side is not None and args.short_side < max(spec.data.jitter):
+        print(f"note: --short-side {args.short_side} is below data.jitter's maximum {max(spec.data.jitter)}: the "
+              f"largest crops will be upsampled")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from harness.data.bench import bench_loader, format_bench
     from harness.data.dataset import VideoClipDataset
     from harness.schedule import build_plan
 
     spec = _compose(args.overrides)
+    cache = args.cache or spec.data.cache
+    # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them.
+    spec = spec.replace(data=dataclasses.replace(spec.data, cache=None))
     dataset = VideoClipDataset.from_spec(spec, "train", decode_threads=args.threads)
+    cached = None
+    if cache:
+        cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache)), "train")
     try:
         plan = build_plan(spec)
     except SpecError:  # a tiny benchmark set cannot fill the planned batches; the shapes do not depend on its size
         plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
-    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed)
+    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -91,8 +121,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the `data` subcommand (with `synth`, `check`, `bench`) to the `harness` parser's subparsers."""
-    data = subparsers.add_parser("data", help="make synthetic video, check a dataset, benchmark the loader",
+    """Add the `data` subcommand (with `synth`, `check`, `cache`, `bench`) to the `harness` parser's subparsers."""
+    data = subparsers.add_parser("data", help="make synthetic video, check a dataset, cache frames, benchmark the "
+                                              "loader",
                                  description=__doc__.split("\n")[0])
     sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
 
@@ -123,11 +154,29 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     check.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=kinetics400 data.root=DIR")
     check.set_defaults(func=cmd_check)
 
+    cache = sub.add_parser("cache", help="decode every video once into a frame cache that data.cache=DIR reads",
+                           description="Decode every train and val video once into uint8 frames on disk (memory-"
+                                       "mapped by the loader: no decoding while training). Unusable videos are "
+                                       "recorded as bad. Resumes an interrupted build. Example: harness data cache "
+                                       "data.name=synthetic data.root=/data/synth --out /scratch/synth-cache")
+    cache.add_argument("--out", required=True, help="cache folder (becomes data.cache); replaced if it is a cache")
+    cache.add_argument("--short-side", type=int, help="downscale frames so the short side is at most N pixels "
+                                                      "(default: as decoded; keep N >= data.jitter's maximum)")
+    cache.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="processes decoding in parallel (default: all cores)")
+    cache.add_argument("--force", action="store_true", help="rebuild even if --out caches these videos already")
+    cache.add_argument("--json", action="store_true", help="print the summary as JSON")
+    cache.add_argument("--quiet", action="store_true", help="no progress bar")
+    cache.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=synthetic data.root=DIR")
+    cache.set_defaults(func=cmd_cache)
+
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
                            description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json")
     bench.add_argument("--clips", type=int, default=16, help="clips timed per shape")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
     bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
+    bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
+                                       "default: data.cache")
     bench.add_argument("--out", help="write the JSON record here")
     bench.add_argument("--json", action="store_true", help="print the JSON record instead of a table")
     bench.add_argument("overrides", nargs="*", help="key=value overrides")

@@ -4,6 +4,8 @@ Multigrid's small shapes come in large batches of the same clips, so they need s
 decode throughput (spec 5.8). This measures, per planned (t, s): PyAV decoding of random strided windows
 alone, grid resampling of already decoded frames alone, and the whole loader (DataLoader + the short-cycle
 sampler's requests) at several worker counts. Timings exclude a warm-up batch (timm `benchmark.py` style).
+Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache
+and the whole loader on the cache, so the two can be compared shape by shape in one record.
 """
 
 from __future__ import annotations
@@ -60,6 +62,19 @@ def _decode_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> tuple[float, 
     return len(reqs) / (time.perf_counter() - start), frames
 
 
+def _cache_read_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> float:
+    """Clips/s of reading the same windows from the frame cache alone (the counterpart of `_decode_rate`)."""
+    assert ds.cache is not None
+    start = time.perf_counter()
+    for req in reqs:
+        rng = np.random.default_rng(list(req.key))
+        with ds.cache.reader(ds.records[req.index].path) as reader:
+            stride = random_stride(req.stride_range, rng)
+            times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps, rng)
+            reader.frames_at(times).contiguous()  # materialize: a strided pick is only a view until used
+    return len(reqs) / (time.perf_counter() - start)
+
+
 def _resample_rate(frames: list[torch.Tensor], reqs: list[ClipRequest]) -> float:
     """Clips/s of grid resampling alone (random scale and crop, one bilinear resize, uint8)."""
     start = time.perf_counter()
@@ -70,16 +85,43 @@ def _resample_rate(frames: list[torch.Tensor], reqs: list[ClipRequest]) -> float
     return len(reqs) / (time.perf_counter() - start)
 
 
+class _Passes:
+    """A batch sampler that yields one list of batches per pass over it (it runs in the main process, so
+    persistent DataLoader workers serve every pass)."""
+
+    def __init__(self, *passes: list[list[ClipRequest]]):
+        self._passes, self._next = list(passes), 0
+
+    def _current(self) -> list[list[ClipRequest]]:
+        return self._passes[min(self._next, len(self._passes) - 1)]
+
+    def __iter__(self):
+        batches = self._current()
+        self._next += 1
+        return iter(batches)
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+
 def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int) -> float:
-    """Clips/s of the whole loader with `workers` processes, after one warm-up batch."""
+    """Clips/s of the whole loader with `workers` processes, timed over a second pass after a warm-up pass.
+
+    Warm-up: one batch per worker, so worker start-up is not throughput. The timed pass then runs on the same
+    (persistent) workers from its first request, including prefetch: timing from the second batch of one pass
+    would count batches that other workers built before the clock started.
+    """
     batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
-    loader = torch.utils.data.DataLoader(ds, batch_sampler=batches, num_workers=workers, collate_fn=collate_clips)
-    it = iter(loader)
-    next(it)  # warm-up: worker start-up is not throughput
+    sampler = _Passes(batches[:max(1, workers)], batches)
+    loader = torch.utils.data.DataLoader(ds, batch_sampler=sampler, num_workers=workers, collate_fn=collate_clips,
+                                         persistent_workers=workers > 0)
+    for _ in loader:
+        pass
     n, start = 0, time.perf_counter()
-    for b in it:
+    for b in loader:
         n += b["clips"].shape[0]
     elapsed = time.perf_counter() - start
+    del loader  # shuts the persistent workers down
     return n / elapsed if n else float("nan")
 
 
@@ -108,30 +150,63 @@ def environment() -> dict[str, Any]:
     }
 
 
+def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
+                 cached: VideoClipDataset | None) -> dict[str, Any]:
+    """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache, if given)."""
+    reqs = _requests(shape, clips, len(dataset.records), seed)
+    decode, frames = _decode_rate(dataset, reqs)
+    batch = max(1, min(shape["per_gpu_batch"], clips // 4))  # several batches, so workers overlap
+    row = {**shape, "clips": clips, "loader_batch": batch, "decode_clips_per_s": decode,
+           "resample_clips_per_s": _resample_rate(frames, reqs),
+           "loader_clips_per_s": {str(w): _loader_rate(dataset, reqs, batch, w) for w in workers}}
+    if cached is not None:
+        row["cache_read_clips_per_s"] = _cache_read_rate(cached, reqs)
+        row["cache_loader_clips_per_s"] = {str(w): _loader_rate(cached, reqs, batch, w) for w in workers}
+    return row
+
+
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
-                 seed: int = 0) -> dict[str, Any]:
-    """The benchmark record: per planned shape, decode, resample and loader clips/s (by worker count)."""
+                 seed: int = 0, cached: VideoClipDataset | None = None) -> dict[str, Any]:
+    """The benchmark record: per planned shape, decode, resample and loader clips/s (by worker count).
+
+    `cached`: the same dataset reading a frame cache; adds per shape `cache_read_clips_per_s` and
+    `cache_loader_clips_per_s` (by worker count), and the record's `cache` (folder, short side, bytes).
+    """
     rows = []
-    for shape in planned_shapes(plan):
-        reqs = _requests(shape, clips, len(dataset.records), seed)
-        decode, frames = _decode_rate(dataset, reqs)
-        batch = max(1, min(shape["per_gpu_batch"], clips // 2))  # at least two batches: one is warm-up
-        rows.append({**shape, "clips": clips, "loader_batch": batch, "decode_clips_per_s": decode,
-                     "resample_clips_per_s": _resample_rate(frames, reqs),
-                     "loader_clips_per_s": {str(w): _loader_rate(dataset, reqs, batch, w) for w in workers}})
+    # One intra-op thread, as in DataLoader workers: the in-process columns are then per-process rates, and
+    # they do not collapse when other processes hold the cores (OpenMP threads spin on a busy machine).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for shape in planned_shapes(plan):
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached))
+    finally:
+        torch.set_num_threads(threads)
+    cache = None
+    if cached is not None and cached.cache is not None:
+        cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
+                 "bytes": cached.cache.index["bytes"]}
     return {**environment(), "kind": "data-bench", "dataset": {
         "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
-        "decode_threads": dataset.decode_threads, "shapes": rows}
+        "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache, "shapes": rows}
 
 
 def format_bench(record: dict[str, Any]) -> str:
-    """A table of a benchmark record."""
+    """A table of a benchmark record (with the cache's columns, `cache` and `c w=N`, when it measured one)."""
     workers = list(record["shapes"][0]["loader_clips_per_s"]) if record["shapes"] else []
+    cached = bool(record.get("cache"))
     head = f"{'t':>4} {'s':>4} {'batch':>6} {'decode':>9} {'resample':>9} " + " ".join(
         f"{'w=' + w:>9}" for w in workers)
-    lines = [f"loader clips/s on {record['hardware']['cores']} cores ({record['dataset']['videos']} videos)", head]
+    if cached:
+        head += f" {'cache':>9} " + " ".join(f"{'c w=' + w:>9}" for w in workers)
+    lines = [f"loader clips/s on {record['hardware']['cores']} cores ({record['dataset']['videos']} videos)"
+             + (f"; cache {record['cache']['folder']}" if cached else ""), head]
     for r in record["shapes"]:
-        lines.append(f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
-                     f"{r['resample_clips_per_s']:>9.1f} "
-                     + " ".join(f"{r['loader_clips_per_s'][w]:>9.1f}" for w in workers))
+        line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
+                f"{r['resample_clips_per_s']:>9.1f} "
+                + " ".join(f"{r['loader_clips_per_s'][w]:>9.1f}" for w in workers))
+        if cached:
+            line += f" {r['cache_read_clips_per_s']:>9.1f} " + " ".join(
+                f"{r['cache_loader_clips_per_s'][w]:>9.1f}" for w in workers)
+        lines.append(line)
     return "\n".join(lines)

@@ -6,6 +6,8 @@ on which worker loads it. An unusable video (missing, empty, not a video, trunca
 replaced by another one drawn from the same key (bounded retries); the failures travel with the sample, and
 :class:`BadVideoLog` in the main process counts them and logs each file once (worker processes cannot share a
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
+With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache`) instead of PyAV;
+the clips are the same.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from harness.data.cache import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.datasets import Annotations, load_annotations
 from harness.data.decode import VideoError, VideoReader
 from harness.data.records import VideoRecord
@@ -69,27 +72,32 @@ class VideoClipDataset(torch.utils.data.Dataset):
     """Clips of annotated videos, in the shape each ClipRequest asks for (training) or as eval views."""
 
     def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
-                 min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0):
+                 min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0,
+                 cache: FrameCache | None = None):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
         self.annotations, self.records = annotations, annotations.records
         self.sampling, self.train = sampling, train
         self.min_frames, self.max_retries = min_frames, max_retries
         self.decode_threads, self.seed = decode_threads, seed
+        self.cache = cache  # a checked FrameCache (open_frame_cache): frames come from it instead of decoding
         self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
 
     @classmethod
     def from_spec(cls, spec: RunSpec, split: str = "train", *, root: str | Path | None = None,
                   **options: Any) -> VideoClipDataset:
         """The dataset `spec.data` names, with its recipe's sampling; `options` override Sampling fields or
-        the constructor's keywords (min_frames, max_retries, decode_threads)."""
+        the constructor's keywords (min_frames, max_retries, decode_threads). With `data.cache` set, clips are
+        read from that frame cache, which must hold every video of the split (SpecError otherwise)."""
         d = spec.data
-        ann = load_annotations(d.name, root if root is not None else d.root, split, d.num_classes)
+        root = root if root is not None else d.root
+        ann = load_annotations(d.name, root, split, d.num_classes)
+        cache = open_frame_cache(d.cache, ann, d.name, root, max(d.jitter)) if d.cache else None
         fields = {"num_frames": d.num_frames, "sampling_rate": d.sampling_rate, "crop_size": d.crop_size,
                   "jitter": d.jitter, **DATASET_SAMPLING.get(d.name, {})}
         keywords = {k: options.pop(k) for k in ("min_frames", "max_retries", "decode_threads") if k in options}
         fields.update(options)
-        return cls(ann, Sampling(**fields), train=split == "train", seed=spec.seed, **keywords)
+        return cls(ann, Sampling(**fields), train=split == "train", seed=spec.seed, cache=cache, **keywords)
 
     @property
     def num_classes(self) -> int:
@@ -108,10 +116,13 @@ class VideoClipDataset(torch.utils.data.Dataset):
                                sp.jitter, (self.seed, int(item)))
         return self._train_item(item)
 
-    def _open(self, index: int) -> VideoReader:
+    def _open(self, index: int) -> VideoReader | CachedVideoReader:
         if index in self._bad:
             raise self._bad[index]
-        reader = VideoReader(self.records[index].path, self.decode_threads)
+        if self.cache is not None:
+            reader = self.cache.reader(self.records[index].path)
+        else:
+            reader = VideoReader(self.records[index].path, self.decode_threads)
         if reader.info.frames < self.min_frames:
             reader.close()
             raise VideoError("too_short", f"{reader.path}: {reader.info.frames} frame(s), fewer than the "

@@ -1,0 +1,546 @@
+"""Decoded-frame cache: decode every video of a small dataset once into uint8 frames on disk, serve clips by mmap.
+
+Why: multigrid trains on larger batches of smaller clips, so its loader must deliver several times the
+baseline's clips/s, and PyAV decoding of random windows caps a CPU process at a few clips/s (issue 4, item 7).
+For datasets that fit on local disk (the ``proxy`` synthetic preset: 10k videos × 64 frames × 128×170 ≈ 42 GB)
+decoding once and memory-mapping the frames removes that cap: a clip is then a gather of ``t`` frames from the
+page cache, and the only per-clip work left is grid resampling.
+
+Layout of a cache folder (``harness data cache ... --out DIR``, used with ``data.cache=DIR``)::
+
+    index.json          format/version, the dataset (name, root, splits), short_side, shards, and per video
+                        (keyed by its path relative to data.root): shard, byte offset, stored frames and size,
+                        the container's fps/duration/frames (as VideoReader reports them), rotation, codec;
+                        unusable videos under "bad" with a VideoError kind and message
+    times.npy           float64 presentation time of every stored frame (seconds from the first frame)
+    frames-00000.u8 ... raw uint8 frames, T×H×W×3 RGB upright, one video after another
+
+Frames are stored exactly as :class:`~harness.data.decode.VideoReader` returns them (RGB, rotation applied), and
+:meth:`CachedVideoReader.frames_at` picks frames by the same rule (window, then nearest time), so a cache built
+without ``short_side`` serves bit-identical clips. With ``short_side`` frames are downscaled once (antialiased)
+so the short side is at most that; the crop geometry is relative to the short side (transforms.train_crop_box),
+so augmentation stays the same, but a short side below the jitter maximum (data.jitter[1]) upsamples the
+baseline's crops: keep ``short_side >= data.jitter[1]``.
+
+Building is atomic and resumable: the cache is written into a sibling folder ``.NAME.building`` in chunks of
+videos (each chunk's files renamed into place, then a marker written), an interrupted build resumes from the
+finished chunks, and the finished folder replaces ``DIR`` by a rename.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import torch
+from torchvision.transforms.v2 import functional as TF
+from tqdm import tqdm
+
+from harness.data.datasets import Annotations, load_annotations
+from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoInfo, VideoReader, _rotation_steps
+from harness.data.records import MissingAnnotations
+from harness.spec import SpecError
+
+log = logging.getLogger("harness.data")
+
+CACHE_FORMAT = "harness-frame-cache"
+CACHE_VERSION = 1
+INDEX = "index.json"
+TIMES = "times.npy"
+REBUILD_HINT = "rebuild it with 'harness data cache data.name=NAME data.root=DIR --out CACHE_DIR'"
+
+
+# ---------------------------------------------------------------- keys
+def cache_key(path: str | Path, root: str | Path) -> str:
+    """The index key of a video: its path relative to data.root (so a moved or copied dataset keeps its cache),
+    or the absolute path for a video outside the root."""
+    path, root = Path(path), Path(root).expanduser()
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _source_size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------- building
+def _stored_size(h: int, w: int, short_side: int | None) -> tuple[int, int]:
+    """(height, width) with the short side scaled down to `short_side`, aspect ratio kept; never upscales
+    (the loader resizes every crop anyway, so larger frames would only cost disk)."""
+    short = min(h, w)
+    if short_side is None or short <= short_side:
+        return h, w
+    scale = short_side / short
+    return (short_side, max(1, round(w * scale))) if h <= w else (max(1, round(h * scale)), short_side)
+
+
+def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str, Any], list[float]]:
+    """Decode every frame of `path` and append it (upright RGB, resized) to the open file `out`.
+
+    Returns the index entry (without shard/offset) and the frame times. Raises VideoError for an unusable
+    video with the reasons scan_video gives; the caller truncates what was written.
+    """
+    try:
+        reader = VideoReader(path)
+    except OSError as err:  # e.g. a folder where the annotations name a file: a bad video, not a failed build
+        raise VideoError("not_a_video", f"{path} cannot be read as a file ({err})") from None
+    # The private members are used as scan_video uses them: one sequential pass over the whole stream.
+    with reader:
+        info, stream, start = reader.info, reader._stream, reader._start
+        times: list[float] = []
+        count, last, k, size, stored = 0, 0.0, 0, None, None
+        try:
+            for frame in reader._container.decode(stream):
+                # The same time as VideoReader._decode gives the frame, so frames_at picks the same frames.
+                t = frame.time - start if frame.time is not None else count / info.fps
+                if count == 0:
+                    k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
+                array = frame.to_ndarray(format="rgb24")
+                if k:  # as VideoReader.frames_at: the first frame's display matrix turns the whole video
+                    array = np.rot90(array, k=k, axes=(0, 1))
+                if size is None:
+                    size = array.shape[:2]
+                    stored = _stored_size(*size, short_side)
+                elif array.shape[:2] != size:  # VideoReader could not stack such frames into one clip either
+                    raise VideoError("undecodable", f"{path}: frame size changes from {size} to "
+                                                    f"{array.shape[:2]} at frame {count}")
+                if stored != size:
+                    x = torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1)
+                    array = TF.resize(x, list(stored), antialias=True).permute(1, 2, 0).numpy()
+                out.write(np.ascontiguousarray(array).data)
+                times.append(t)
+                count += 1
+                if frame.time is not None:
+                    last = max(last, frame.time - start)
+        except (av.error.FFmpegError, ValueError) as err:  # ValueError: a pixel format PyAV cannot convert
+            raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
+    if count == 0 or size is None or stored is None:
+        raise VideoError("undecodable", f"{path}: no frame could be decoded")
+    # The same rule as scan_video (what `harness data check` calls truncated is bad here too).
+    span = last + 1.0 / info.fps
+    if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 / info.fps:
+        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
+                                      f"the container claims")
+    entry = {"stored_frames": count, "height": stored[0], "width": stored[1], "source_height": size[0],
+             "source_width": size[1], "fps": info.fps, "duration": info.duration, "frames": info.frames,
+             "rotation": 90 * k, "codec": info.codec, "container": info.container}
+    return entry, times
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.partial")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _build_chunk(job: tuple[str, int, list[tuple[str, str]], int | None]) -> dict[str, Any]:
+    """Decode one chunk of videos into `frames-K.u8` + `times-K.npy` in the staging folder; write the marker
+    `chunk-K.json` last, so a chunk whose marker exists is complete."""
+    staging, k, videos, short_side = job
+    torch.set_num_threads(1)  # one process per core already; intra-op threads would oversubscribe
+    folder = Path(staging)
+    shard, times_file = folder / f"frames-{k:05d}.u8", folder / f"times-{k:05d}.npy"
+    entries: dict[str, dict[str, Any]] = {}
+    bad: dict[str, dict[str, Any]] = {}
+    times: list[float] = []
+    with open(shard.with_name(shard.name + ".partial"), "wb") as out:
+        for key, path in videos:
+            offset = out.tell()
+            try:
+                entry, stamps = _decode_into(Path(path), out, short_side)
+            except VideoError as err:
+                out.seek(offset)
+                out.truncate()
+                message = str(err).removeprefix(f"{err.kind}: ")
+                bad[key] = {"reason": err.kind, "message": message, "size": _source_size(Path(path))}
+                continue
+            entries[key] = {"shard": shard.name, "offset": offset, "times": len(times), **entry,
+                            "size": _source_size(Path(path))}
+            times += stamps
+        nbytes = out.tell()
+    os.replace(shard.with_name(shard.name + ".partial"), shard)
+    with open(times_file.with_name(times_file.name + ".partial"), "wb") as f:
+        np.save(f, np.asarray(times, dtype=np.float64))
+    os.replace(times_file.with_name(times_file.name + ".partial"), times_file)
+    marker = {"chunk": k, "keys": [key for key, _ in videos], "videos": entries, "bad": bad, "bytes": nbytes,
+              "frames": len(times)}
+    _atomic_write(folder / f"chunk-{k:05d}.json", json.dumps(marker).encode())
+    return marker
+
+
+def _dataset_videos(name: str, root: Path, num_classes: int,
+                    splits: Sequence[str]) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """(key, path) of every video the splits list (each once, in order) and the number per split."""
+    videos: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for split in splits:
+        try:
+            ann = load_annotations(name, root, split, num_classes)
+        except MissingAnnotations:
+            if split == "train":
+                raise
+            continue  # no val split: cache what there is (as `harness data check` does)
+        counts[split] = len(ann)
+        for r in ann.records:
+            videos.setdefault(cache_key(r.path, root), str(r.path))
+    return list(videos.items()), counts
+
+
+def _clear_target(out: Path) -> None:
+    """Refuse to replace a folder that is neither empty nor a frame cache (it may hold someone's data)."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / INDEX).is_file())):
+        raise SpecError(f"--out {out} exists and is not a frame cache; choose an empty or new folder.")
+
+
+def build_frame_cache(root: str | Path, out_dir: str | Path, *, name: str = "synthetic", num_classes: int = 400,
+                      short_side: int | None = None, workers: int | None = None, progress: bool = True,
+                      splits: Sequence[str] = ("train", "val"), chunk_videos: int | None = None,
+                      force: bool = False) -> dict[str, Any]:
+    """Decode every video of `splits` of dataset `name` (data.name) under `root` (data.root) into a frame cache
+    at `out_dir` (then data.cache).
+
+    `num_classes` (data.num_classes) bounds labels where the layout does not name its classes. `short_side`
+    downscales frames so their short side is at most that (None: as decoded; keep it at least data.jitter[1]).
+    `workers` processes decode in parallel (None: all cores). Unusable videos are recorded in the index as bad,
+    with the VideoError kind as reason. A cache at `out_dir` built from the same videos (paths and sizes) with
+    the same settings is kept as it is (`reused`), unless `force`. Returns a summary: out, videos, cached, bad
+    [{path, reason, message, size}], bytes, frames, seconds, resumed_chunks, reused, splits.
+    """
+    began = time.perf_counter()
+    root, out = Path(root).expanduser(), Path(out_dir).expanduser()
+    videos, counts, chunks, staging, settings = _prepare_build(name, root, out, num_classes, splits, short_side,
+                                                               chunk_videos)
+    if not force and _current(out, settings):
+        shutil.rmtree(staging)
+        index = json.loads((out / INDEX).read_text(encoding="utf-8"))
+        return _summary(out, index, len(videos), counts, time.perf_counter() - began, 0, reused=True)
+    markers: dict[int, dict[str, Any]] = {}
+    for k, chunk in enumerate(chunks):
+        try:
+            marker = json.loads((staging / f"chunk-{k:05d}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if marker.get("keys") == [key for key, _ in chunk]:
+            markers[k] = marker
+    resumed = len(markers)
+    todo = [(str(staging), k, chunk, short_side) for k, chunk in enumerate(chunks) if k not in markers]
+    bar = tqdm(total=len(videos), initial=sum(len(chunks[k]) for k in markers), desc="frame cache", unit="video",
+               disable=not progress)
+    workers = max(1, workers or os.cpu_count() or 1)
+    if workers > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+            pending = {pool.submit(_build_chunk, job) for job in todo}
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        marker = future.result()
+                        markers[marker["chunk"]] = marker
+                        bar.update(len(marker["keys"]))
+                    if pending:
+                        _check_space(staging, markers, len(videos))
+            except BaseException:  # disk full, no space left, Ctrl-C: stop now; finished chunks stay for a resume
+                for future in pending:
+                    future.cancel()
+                raise
+    else:
+        for job in todo:
+            marker = _build_chunk(job)
+            markers[marker["chunk"]] = marker
+            bar.update(len(marker["keys"]))
+            _check_space(staging, markers, len(videos))
+    bar.close()
+    index = _assemble(staging, markers, len(chunks), name, root, num_classes, counts, settings,
+                      time.perf_counter() - began)
+    _swap_in(staging, out)
+    return _summary(out, index, len(videos), counts, time.perf_counter() - began, resumed, reused=False)
+
+
+def _summary(out: Path, index: dict[str, Any], videos: int, counts: dict[str, int], seconds: float, resumed: int,
+             reused: bool) -> dict[str, Any]:
+    return {"out": str(out), "videos": videos, "cached": len(index["videos"]),
+            "bad": [{"path": key, **v} for key, v in index["bad"].items()], "bytes": index["bytes"],
+            "frames": index["frames"], "seconds": seconds, "resumed_chunks": resumed, "reused": reused,
+            "splits": counts}
+
+
+def _current(out: Path, settings: dict[str, Any]) -> bool:
+    """Whether `out` holds a finished cache of exactly these videos and settings (nothing to rebuild)."""
+    try:
+        index = json.loads((out / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return index.get("build") == settings and all((out / s["file"]).is_file() for s in index.get("shards", []))
+
+
+def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: Sequence[str],
+                   short_side: int | None, chunk_videos: int | None
+                   ) -> tuple[list[tuple[str, str]], dict[str, int], list[list[tuple[str, str]]], Path, dict[str, Any]]:
+    """List the videos, cut them into chunks and ready the staging folder (kept if it is an interrupted build of
+    the same videos and settings, emptied otherwise). Returns (videos, counts per split, chunks, staging, the
+    build settings)."""
+    if short_side is not None and short_side < 1:
+        raise SpecError(f"--short-side must be a positive number of pixels, got {short_side}")
+    _clear_target(out)
+    videos, counts = _dataset_videos(name, root, num_classes, splits)
+    # Chunks depend on the video count only (not on `workers`), so a resumed build can reuse finished ones;
+    # about 64 of them keep all workers busy to the end without thousands of shard files.
+    size = chunk_videos or min(256, max(16, math.ceil(len(videos) / 64)))
+    chunks = [videos[i:i + size] for i in range(0, len(videos), size)]
+    staging = out.with_name(f".{out.name}.building")
+    settings = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "name": name, "short_side": short_side,
+                "chunk_videos": size, "videos": hashlib.sha256(json.dumps(
+                    [(k, p, _source_size(Path(p))) for k, p in videos]).encode()).hexdigest()}
+    if staging.exists():
+        try:
+            same = json.loads((staging / "build.json").read_text(encoding="utf-8")) == settings
+        except (OSError, ValueError):
+            same = False
+        if not same:  # another dataset or other settings: nothing there can be reused
+            shutil.rmtree(staging)
+    staging.mkdir(parents=True, exist_ok=True)
+    _atomic_write(staging / "build.json", json.dumps(settings).encode())
+    return videos, counts, chunks, staging, settings
+
+
+def _check_space(staging: Path, markers: dict[int, dict[str, Any]], total: int) -> None:
+    """Stop early (resumable) when the bytes per video so far say the rest will not fit on the disk."""
+    done = sum(len(m["keys"]) for m in markers.values())
+    written = sum(m["bytes"] for m in markers.values())
+    if not done or done >= total:
+        return
+    need = written / done * (total - done)
+    free = shutil.disk_usage(staging).free
+    if need > free:
+        raise SpecError(f"the frame cache needs about {need / 2**30:.1f} GiB more but {staging.parent} has "
+                        f"{free / 2**30:.1f} GiB free: free space (the build resumes where it stopped), use "
+                        f"--short-side to store smaller frames, or choose another --out disk.")
+
+
+def _assemble(staging: Path, markers: dict[int, dict[str, Any]], n_chunks: int, name: str, root: Path,
+              num_classes: int, counts: dict[str, int], settings: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """Merge the chunk markers into index.json and the chunk times into times.npy (in the staging folder)."""
+    videos: dict[str, dict[str, Any]] = {}
+    bad: dict[str, dict[str, Any]] = {}
+    parts, base, shards, nbytes = [], 0, [], 0
+    for k in range(n_chunks):
+        m = markers[k]
+        stamps = np.load(staging / f"times-{k:05d}.npy")
+        parts.append(stamps)
+        for key, entry in m["videos"].items():
+            videos[key] = {**entry, "times": entry["times"] + base}
+        bad.update(m["bad"])
+        base += len(stamps)
+        shard = staging / f"frames-{k:05d}.u8"
+        if m["bytes"]:
+            shards.append({"file": shard.name, "bytes": m["bytes"]})
+            nbytes += m["bytes"]
+        else:
+            shard.unlink(missing_ok=True)  # a chunk of bad videos only: numpy cannot map an empty file
+    times = np.concatenate(parts) if parts else np.zeros(0)
+    with open(staging / f"{TIMES}.partial", "wb") as f:
+        np.save(f, times)
+    os.replace(staging / f"{TIMES}.partial", staging / TIMES)
+    index = {"format": CACHE_FORMAT, "version": CACHE_VERSION,
+             "dataset": {"name": name, "root": str(root.resolve()), "num_classes": num_classes, "splits": counts},
+             "short_side": settings["short_side"], "build": settings, "bytes": nbytes, "frames": int(len(times)),
+             "shards": shards,
+             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+             "build_seconds": round(seconds, 1), "videos": videos, "bad": bad}
+    _atomic_write(staging / INDEX, json.dumps(index).encode())
+    for k in range(n_chunks):
+        (staging / f"chunk-{k:05d}.json").unlink()
+        (staging / f"times-{k:05d}.npy").unlink()
+    (staging / "build.json").unlink()
+    return index
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Replace `out` by the finished staging folder (a rename; an old cache is moved aside, then deleted)."""
+    old = out.with_name(f".{out.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+# ---------------------------------------------------------------- reading
+class CachedVideoReader:
+    """A video served from a frame cache, with VideoReader's interface (`info`, `frames_at`, `frame_times`).
+
+    `info` has the container's fps, duration and frame count, exactly as VideoReader reports them (clip times
+    are computed from them), and the stored frames' upright height and width.
+    """
+
+    def __init__(self, frames: np.ndarray, times: np.ndarray, info: VideoInfo, views: bool = False):
+        self._frames, self._times, self.info, self.views = frames, times, info, views
+        self.path = Path(info.path)
+
+    def close(self) -> None:
+        """Nothing to release: the shard maps belong to the cache and serve every reader of the process."""
+
+    def __enter__(self) -> CachedVideoReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _window(self, start: float, end: float) -> np.ndarray:
+        """Indices of the frames VideoReader._decode(start, end) returns: in stream order, skip frames before
+        `start - tol`, stop at the first frame after `end + tol`."""
+        tol = 0.5 / self.info.fps
+        keep = self._times >= start - tol
+        over = np.flatnonzero(keep & (self._times > end + tol))
+        stop = over[0] if len(over) else len(self._times)
+        return np.flatnonzero(keep[:stop])
+
+    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
+        """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright.
+
+        A fresh tensor, unless the cache was opened with `views`: then a strided pick (every clip that does
+        not repeat the last frame) is a read-only view of the memory map, which saves a copy of the full frames
+        per clip; writing into it in place crashes the process.
+        """
+        if not len(times):
+            raise ValueError("frames_at needs at least one time")
+        window = self._window(max(0.0, min(times)), max(times))
+        if not len(window):  # asked past the end: VideoReader falls back to the whole video
+            window = self._window(0.0, float("inf"))
+        if not len(window):
+            raise VideoError("undecodable", f"no frame of {self.path} could be decoded")
+        stamps = self._times[window]
+        t = np.asarray(times, dtype=np.float64)
+        j = np.searchsorted(stamps, t, side="left")  # bisect_left, as VideoReader
+        before = stamps[np.maximum(j - 1, 0)]
+        after = stamps[np.minimum(j, len(stamps) - 1)]
+        earlier = (j == len(stamps)) | ((j > 0) & (t - before <= after - t))
+        picks = window[np.where(earlier, np.maximum(j - 1, 0), j)]
+        step = int(picks[1] - picks[0]) if len(picks) > 1 else 1
+        if self.views and step > 0 and np.array_equal(picks, picks[0] + step * np.arange(len(picks))):
+            with warnings.catch_warnings():  # read-only on purpose (see above): torch would warn once per process
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                return torch.from_numpy(self._frames[picks[0]:picks[-1] + 1:step])
+        return torch.from_numpy(self._frames[picks])  # a gather: a fresh, writable copy
+
+    def frame_times(self, indices: Sequence[int]) -> list[float]:
+        """Times of frame indices at the video's average frame rate (as VideoReader.frame_times)."""
+        return [i / self.info.fps for i in indices]
+
+
+class FrameCache:
+    """An open frame cache (index in memory; shards memory-mapped lazily, once per process).
+
+    Pickles without its maps, so DataLoader workers (fork or spawn) map the shards themselves. `root` is the
+    data.root the annotation paths start with (default: the one it was built from); `views`: readers return
+    read-only views of the map where they can (see CachedVideoReader.frames_at).
+    """
+
+    def __init__(self, folder: str | Path, root: str | Path | None = None, *, views: bool = False):
+        self.folder, self.views = Path(folder).expanduser(), views
+        try:
+            index = json.loads((self.folder / INDEX).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SpecError(f"'data.cache={folder}' holds no frame cache ({INDEX} missing); build one with "
+                            f"'harness data cache data.name=NAME data.root=DIR --out {folder}', or unset "
+                            f"data.cache.") from None
+        except (OSError, ValueError) as err:
+            raise SpecError(f"'data.cache={folder}': cannot read {INDEX} ({err}); {REBUILD_HINT}.") from None
+        if index.get("format") != CACHE_FORMAT or index.get("version") != CACHE_VERSION:
+            raise SpecError(f"'data.cache={folder}' is not a version-{CACHE_VERSION} frame cache; {REBUILD_HINT}.")
+        self.index = index
+        self.videos: dict[str, dict[str, Any]] = index["videos"]
+        self.bad: dict[str, dict[str, Any]] = index["bad"]
+        self.root = Path(root if root is not None else index["dataset"]["root"]).expanduser()
+        self._maps: dict[str, np.ndarray] = {}
+        self._times: np.ndarray | None = None
+
+    @property
+    def short_side(self) -> int | None:
+        return self.index["short_side"]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_maps": {}, "_times": None}
+
+    def check(self, annotations: Annotations, name: str) -> None:
+        """Raise SpecError naming data.cache unless the cache holds every video of `annotations`, unchanged."""
+        built = self.index["dataset"]
+        where = f"'data.cache={self.folder}'"
+        if built["name"] != name:
+            raise SpecError(f"{where} was built for data.name={built['name']} (data.root={built['root']}), not "
+                            f"data.name={name}; {REBUILD_HINT}.")
+        missing, changed = [], []
+        for r in annotations.records:
+            key = cache_key(r.path, self.root)
+            entry = self.videos.get(key) or self.bad.get(key)
+            if entry is None:
+                missing.append(key)
+                continue
+            size = _source_size(Path(r.path))
+            if size is not None and size != entry["size"]:  # another dataset with the same file names
+                changed.append(key)
+        for problem, keys in (("does not hold", missing), ("holds other versions of", changed)):
+            if keys:
+                raise SpecError(f"{where} {problem} {len(keys)} of the {len(annotations)} videos data.name={name} "
+                                f"data.root={self.root} lists (first: {keys[0]}); it was built from data.root="
+                                f"{built['root']}. The cache does not match the dataset: {REBUILD_HINT}.")
+
+    def _shard(self, name: str) -> np.ndarray:
+        if name not in self._maps:
+            # Read-only, not copy-on-write: an in-place write into a view must fail loudly rather than silently
+            # change what this process reads for that video from then on.
+            self._maps[name] = np.memmap(self.folder / name, dtype=np.uint8, mode="r")
+        return self._maps[name]
+
+    def reader(self, path: str | Path) -> CachedVideoReader:
+        """The cached video of `path` (a path of the annotations); VideoError if it was unusable at build time."""
+        key = cache_key(path, self.root)
+        if key in self.bad:
+            raise VideoError(self.bad[key]["reason"], self.bad[key]["message"])
+        e = self.videos.get(key)
+        if e is None:
+            raise SpecError(f"'data.cache={self.folder}' does not hold {path}; {REBUILD_HINT}.")
+        if self._times is None:
+            self._times = np.load(self.folder / TIMES, mmap_mode="r")
+        n, h, w = e["stored_frames"], e["height"], e["width"]
+        frames = self._shard(e["shard"])[e["offset"]:e["offset"] + n * h * w * 3].reshape(n, h, w, 3)
+        times = np.asarray(self._times[e["times"]:e["times"] + n])
+        info = VideoInfo(str(path), w, h, e["fps"], e["duration"], e["frames"], e["rotation"], e["codec"],
+                         e["container"])
+        return CachedVideoReader(frames, times, info, self.views)
+
+
+def open_frame_cache(folder: str | Path, annotations: Annotations, name: str, root: str | Path,
+                     jitter_max: int | None = None) -> FrameCache:
+    """Open the cache at `folder` for dataset `name` at `root` and check it holds every annotated video.
+
+    Readers return views (no copy of the full frames per clip): the dataset only reads them (resize_crop
+    makes a new tensor), which is where the cache's speed comes from.
+    """
+    cache = FrameCache(folder, root, views=True)
+    cache.check(annotations, name)
+    if jitter_max is not None and cache.short_side is not None and cache.short_side < jitter_max:
+        log.warning("data.cache=%s stores frames with short side %d, below the jitter maximum %d: the largest "
+                    "crops are upsampled (rebuild with --short-side %d or more for full resolution)",
+                    folder, cache.short_side, jitter_max, jitter_max)
+    return cache
