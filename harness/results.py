@@ -28,6 +28,7 @@ def run_id(spec: RunSpec) -> str:
     d = spec.to_dict()
     for key in NOT_IN_RUN_ID:
         d.pop(key, None)
+    d["data"].pop("cache", None)  # a frame cache serves the very frames decoding would
     for key in NOT_IN_RUN_ID_TRAIN:
         d["train"].pop(key, None)
     return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]

@@ -78,6 +78,8 @@ class VideoReader:
         self.path = Path(path)
         if not self.path.exists():
             raise VideoError("missing", f"no such file {self.path}")
+        if not self.path.is_file():
+            raise VideoError("not_a_video", f"{self.path} is a directory or special file, not a video file")
         if self.path.stat().st_size == 0:
             raise VideoError("empty", f"{self.path} is empty (0 bytes)")
         try:
