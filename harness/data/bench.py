@@ -10,13 +10,7 @@ and the whole loader on the cache, so the two can be compared shape by shape in 
 
 from __future__ import annotations
 
-import datetime
-import os
-import platform
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -125,29 +119,13 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     return n / elapsed if n else float("nan")
 
 
-def _git_commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                              cwd=Path(__file__).resolve().parent).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def environment() -> dict[str, Any]:
-    """Hardware and software versions for a benchmark record."""
-    import av
-    import torchvision
+    """Hardware, versions, commit and date for a benchmark record (harness.provenance)."""
+    from harness.provenance import provenance
 
-    return {
-        "hardware": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                     "platform": platform.platform(),
-                     "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
-        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                     "torchvision": torchvision.__version__, "av": av.__version__,
-                     "libavcodec": ".".join(map(str, av.library_versions.get("libavcodec", ())))},
-        "git_commit": _git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
+    prov = provenance()
+    return {"hardware": prov["hardware"], "versions": prov["versions"], "git_commit": prov["commit"],
+            "date": prov["date"]}
 
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
@@ -199,7 +177,7 @@ def format_bench(record: dict[str, Any]) -> str:
         f"{'w=' + w:>9}" for w in workers)
     if cached:
         head += f" {'cache':>9} " + " ".join(f"{'c w=' + w:>9}" for w in workers)
-    lines = [f"loader clips/s on {record['hardware']['cores']} cores ({record['dataset']['videos']} videos)"
+    lines = [f"loader clips/s on {record['hardware']['cpu_count']} cores ({record['dataset']['videos']} videos)"
              + (f"; cache {record['cache']['folder']}" if cached else ""), head]
     for r in record["shapes"]:
         line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
