@@ -124,7 +124,7 @@ def tradeoff_figure(points: Sequence[Mapping[str, Any]], paper_points: Sequence[
                      estimator=None, sort=False, palette=palette, ax=ax, markersize=8)
         for _, p in df.iterrows():
             if p.get("epochs_x") is not None and p["epochs_x"] == p["epochs_x"]:
-                ax.annotate(f"{p['epochs_x']:g}×", (p["x"], p[metric]), textcoords="offset points",
+                ax.annotate(f"{p['epochs_x']:.3g}×", (p["x"], p[metric]), textcoords="offset points",
                             xytext=(5, 5), fontsize=8)
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
