@@ -1,0 +1,85 @@
+"""Evaluation metrics against brute-force definitions, and `harness profile` on a tiny model (CPU)."""
+
+import itertools
+import json
+import subprocess
+
+import pytest
+import torch
+
+from harness.profile import iterations_by_shape, profile_plan, profile_summary
+from harness.schedule import build_plan
+from harness.train.evaluate import mean_average_precision, topk_accuracy
+
+from .helpers import spec
+
+
+def test_topk_accuracy():
+    scores = torch.tensor([[0.1, 0.5, 0.4], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5], [0.3, 0.4, 0.3]])
+    labels = torch.tensor([2, 0, 0, 2])
+    acc = topk_accuracy(scores, labels, ks=(1, 2))
+    assert acc["top1"] == pytest.approx(25.0)  # only row 1 is right at top-1
+    assert acc["top2"] == pytest.approx(50.0)  # rows 0 and 1 (row 3's label ties for 2nd place and loses)
+    assert topk_accuracy(scores, labels, ks=(5,))["top5"] == pytest.approx(100.0)  # k above the classes
+
+
+def _average_precision(scores, positives):
+    """AP by its definition: mean over positives of the precision at each positive's rank."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    hits, total = 0, 0.0
+    for rank, i in enumerate(order, 1):
+        if positives[i]:
+            hits += 1
+            total += hits / rank
+    return total / max(1, sum(positives))
+
+
+def test_mean_average_precision_matches_definition():
+    torch.manual_seed(0)
+    scores = torch.rand(12, 4)
+    targets = (torch.rand(12, 4) > 0.6).float()
+    targets[:, 3] = 0  # a class without positives is left out, as the Charades evaluation does
+    expected = [_average_precision(scores[:, c].tolist(), targets[:, c].tolist()) for c in range(3)]
+    assert mean_average_precision(scores, targets) == pytest.approx(100 * sum(expected) / 3)
+    perfect = torch.eye(4)
+    assert mean_average_precision(perfect, perfect) == pytest.approx(100.0)
+
+
+TINY = {"model.name": "i3d_r50", "model.width": 1 / 16, "data.num_frames": 8, "data.crop_size": 32,
+        "data.jitter": [36, 48], "num_gpus": 1, "solver.batch_size": 2, "data.train_videos": 200,
+        "solver.steps": [0, 2, 3], "solver.max_epoch": 4, "solver.warmup_epochs": 0.0, "data.num_classes": 5}
+
+
+def test_profile_predicts_every_planned_shape():
+    s = spec(**TINY)
+    profile = profile_plan(s, device="cpu", warmup=1, repeats=2)
+    plan = build_plan(s)
+    assert set(iterations_by_shape(plan)) <= set(profile.step_times)
+    assert all(st.median_ms > 0 for st in profile.step_times.values())
+    summary = profile_summary(profile)
+    assert summary["predicted_speedup"] == pytest.approx(profile.baseline_predicted_s / profile.predicted_s)
+    assert sum(row["iterations"] for row in summary["shapes"]) == plan.iterations
+    # Prediction = Σ iterations × step time, for the run and for its baseline.
+    assert profile.predicted_s == pytest.approx(
+        sum(row["iterations"] * row["median_ms"] / 1e3 for row in summary["shapes"]))
+
+
+def test_profile_cli_writes_a_record(tmp_path):
+    out = tmp_path / "profile.json"
+    overrides = [f"{k}={json.dumps(v).replace(' ', '') if isinstance(v, list) else v}" for k, v in TINY.items()]
+    done = subprocess.run(["harness", "profile", "--device", "cpu", "--repeats", "2", "--warmup", "1", "--out",
+                           str(out), *overrides], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(out.read_text())
+    assert record["device"] == "cpu" and record["predicted_speedup"] > 0
+    assert record["provenance"]["hardware"]["cpu_count"] >= 1
+    assert "predicted on cpu" in done.stdout
+
+
+def test_iterations_by_shape_covers_the_plan():
+    plan = build_plan(spec(**TINY))
+    counts = iterations_by_shape(plan)
+    assert sum(counts.values()) == plan.iterations
+    shapes = {(t, s) for t, s, _, _ in counts}
+    assert shapes == {(c.t, c.s) for p in plan.phases if p.epochs for c in p.cycle}
+    assert all(b >= 1 for _, _, b, _ in itertools.islice(counts, 100))
