@@ -119,8 +119,38 @@ def _schedules(records: Mapping[str, Mapping[str, Any]], notes: list[str]) -> di
     return series
 
 
+def profile_table(profile: Mapping[str, Any]) -> Table:
+    """The predicted paper-scale speedup of every run (a `harness profile --suite` record) beside the paper's."""
+    hardware = (profile.get("provenance") or {}).get("hardware") or {}
+    device = hardware.get("gpu") or profile.get("device", "?")
+    rows = tuple({
+        "run": r["variant"], "paper_rows": "; ".join(f"{p['table']}: {p['row']}" for p in r.get("paper", [])),
+        "iteration_ratio": r["iteration_ratio"], "hours": r["predicted_gpu_hours"],
+        "baseline_hours": r["baseline_predicted_gpu_hours"], "speedup": r["predicted_speedup"],
+        "paper_speedup": _float_or_none(next((p["speedup"] for p in r.get("paper", [])), None)),
+    } for r in profile.get("runs", []))
+    columns = (Column("run", "our run"), Column("paper_rows", "paper rows"),
+               Column("iteration_ratio", "× fewer iters", "ratio"), Column("hours", "predicted GPU-hours", "float"),
+               Column("baseline_hours", "baseline GPU-hours", "float"),
+               Column("speedup", "predicted speedup", "ratio"),
+               Column("paper_speedup", "paper speedup (P100)", "ratio", paper=True))
+    note = (f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
+            f"planned shape (harness profile; {profile.get('assumptions', '')}), commit "
+            f"{(profile.get('provenance') or {}).get('commit', '?')}.")
+    return Table("profile", f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}", columns, rows,
+                 (note,))
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
-                 scale: str | None = None, notes: Sequence[str] = ()) -> tuple[str, list[Table]]:
+                 scale: str | None = None, notes: Sequence[str] = (),
+                 profile: Mapping[str, Any] | None = None) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
@@ -129,6 +159,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     notes = [*notes, *picked_notes]
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
+    if profile:
+        tables.append(profile_table(profile))
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     by_id = {t.id: t for t in tables}
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
@@ -194,7 +226,9 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     out_dir = Path(out_dir) if out_dir else default_reports_dir()
     suite_def = load_suite_def(suite)
     records, problems = load_records(results_dir / suite)
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems)
+    profile_path = results_dir / "profile" / "paper" / f"{suite}.json"
+    profile = json.loads(profile_path.read_text()) if profile_path.is_file() else None
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profile)
     folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))

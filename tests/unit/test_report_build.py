@@ -108,3 +108,18 @@ def test_real_suites_and_paper_rows_load():
     assert suite.tables == ("2a", "2b", "2c")
     assert suite.run("imagenet_baseline").requires == ("model.pretrained",)
     assert {r["table"] for r in load_paper_rows()} >= {"1a", "3", "6"}
+
+
+def test_profile_table_puts_predicted_speedups_beside_the_papers():
+    from harness.report.build import profile_table
+
+    profile = {"scale": "paper", "device": "cuda", "assumptions": "x",
+               "provenance": {"hardware": {"gpu": "Some <GPU>"}, "commit": "abc"},
+               "runs": [{"variant": "multigrid",
+                         "paper": [{"table": "1a", "row": "4-shape (default)", "speedup": "4.5"}],
+                         "iteration_ratio": 3.43, "predicted_gpu_hours": 2.0, "baseline_predicted_gpu_hours": 5.0,
+                         "predicted_speedup": 2.5}]}
+    table = profile_table(profile)
+    assert table.title == "Predicted paper-scale speedups on Some <GPU>"
+    row = table.rows[0]
+    assert row["speedup"] == 2.5 and row["paper_speedup"] == 4.5 and row["paper_rows"] == "1a: 4-shape (default)"
