@@ -11,7 +11,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.reproduce import reproduce
 
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
-                       args.gpus, report=not args.no_report)
+                       args.gpus, report=not args.no_report, dry_run=args.dry_run)
     return 1 if failed else 0
 
 
@@ -28,12 +28,15 @@ def cmd_suites(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser("reproduce", help="run a suite's missing runs, then write its report",
                          description="Run every run of the suite that has no record in results/ yet (stop it "
-                                     "and start again: nothing is redone), then write reports/SUITE/index.html.")
+                                     "and start again: nothing is redone), then write reports/SUITE/index.html. "
+                                     "A run with num_gpus=N starts under torchrun with N processes; runs share "
+                                     "the local GPUs, N each.")
     rep.add_argument("--suite", default="kinetics_ablation")
     rep.add_argument("--scale", default=None, help="smoke | proxy | paper (default: proxy with a GPU, else smoke)")
     rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
     rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
     rep.add_argument("--no-report", action="store_true")
+    rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
     rep.add_argument("overrides", nargs="*", help="key=value overrides for every run, e.g. data.root=DIR")
     rep.set_defaults(func=cmd_reproduce)
     suites = sub.add_parser("suites", help="list the suites and scales")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.results import record_path, results_root, run_id
+from harness.spec import SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
 
 log = logging.getLogger("harness.reproduce")
@@ -64,12 +66,22 @@ def _frame_cache(root: Path) -> Path:
     return cache
 
 
-def _run_one(run: ResolvedRun, out_root: Path, gpu: int | None, results: Path) -> tuple[str, int, float]:
+def train_command(run: ResolvedRun, out: Path, port: int = 29500) -> list[str]:
+    """The command that trains `run`: `harness train`, under torchrun with num_gpus processes when > 1."""
+    args = ["-m", "harness", "train", *run.overrides, f"output_dir={out}", "resume=true"]
+    if run.spec.num_gpus > 1:
+        return [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={run.spec.num_gpus}",
+                f"--master_port={port}", *args]
+    return [sys.executable, *args]
+
+
+def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: Path,
+             port: int) -> tuple[str, int, float]:
     out = out_root / f"{run.run.variant}-{run_id(run.spec)}"
-    cmd = [sys.executable, "-m", "harness", "train", *run.overrides, f"output_dir={out}", "resume=true"]
+    cmd = train_command(run, out, port)
     env = {**os.environ, "HARNESS_RESULTS_DIR": str(results)}
-    if gpu is not None:
-        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(out / "train.log", "a") as logf:
@@ -78,14 +90,18 @@ def _run_one(run: ResolvedRun, out_root: Path, gpu: int | None, results: Path) -
 
 
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
-              results: Path | None = None, gpus: int | None = None, report: bool = True) -> int:
+              results: Path | None = None, gpus: int | None = None, report: bool = True,
+              dry_run: bool = False) -> int:
     """Run the suite's missing runs and write the report; returns the number of failed runs."""
     suite = load_suite(suite_name)
     scale = load_scale(scale_name or default_scale())
     overrides = list(overrides or [])
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
     user_root = any(o.startswith("data.root=") for o in overrides)
-    root, cache = (None, None) if user_root else prepare_synthetic(scale)
+    if dry_run and not user_root and scale.synthetic:
+        root, cache = "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
+    else:
+        root, cache = (None, None) if user_root else prepare_synthetic(scale)
     runs = resolve_suite(suite, scale, overrides, root, cache)
     results = results or results_root()
     todo, failed = [], 0
@@ -96,14 +112,29 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             print(f"  {r.run.variant:<24} recorded already ({record_path(r.spec, results).name})")
         else:
             todo.append(r)
+    out_root = Path("outputs") / suite.name
+    if dry_run:
+        for r in todo:
+            out = out_root / f"{r.run.variant}-{run_id(r.spec)}"
+            print(" ".join(shlex.quote(c) for c in train_command(r, out)))
+        return 0
     if todo:
         n_gpus = gpus if gpus is not None else _local_gpus()
-        slots = max(1, n_gpus)
-        out_root = Path("outputs") / suite.name
-        print(f"running {len(todo)} run(s) on {n_gpus or 'no'} GPU(s), {slots} at a time; logs in {out_root}/",
-              flush=True)
+        per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)
+        if n_gpus and per_run > n_gpus:
+            raise SpecError(f"The runs use num_gpus={per_run} but only {n_gpus} GPU(s) are here. Set num_gpus.")
+        slots = max(1, n_gpus // per_run) if n_gpus else 1
+        print(f"running {len(todo)} run(s) on {n_gpus or 'no'} GPU(s), {slots} at a time, {per_run} process(es) "
+              f"per run; logs in {out_root}/", flush=True)
+
+        def gpus_of(i: int) -> list[int] | None:
+            if not n_gpus:
+                return None
+            first = (i % slots) * per_run
+            return list(range(first, first + per_run))
+
         with ThreadPoolExecutor(slots) as pool:
-            futures = [pool.submit(_run_one, r, out_root, (i % n_gpus) if n_gpus else None, results)
+            futures = [pool.submit(_run_one, r, out_root, gpus_of(i), results, 29500 + i % slots)
                        for i, r in enumerate(todo)]
             for i, f in enumerate(futures, 1):
                 variant, code, seconds = f.result()

@@ -66,3 +66,14 @@ def test_reproduce_at_smoke_scale_end_to_end(suite, tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0
     assert again.stdout.count("recorded already") == len(records)
+
+
+def test_reproduce_dry_run_prints_torchrun_for_multi_gpu_runs(tmp_path):
+    cmd = [sys.executable, "-m", "harness", "reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run",
+           "--results", str(tmp_path), "num_gpus=2", "solver.batch_size=4"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if "harness train" in line]
+    assert len(lines) == 2
+    assert all("torch.distributed.run --nproc_per_node=2" in line and "num_gpus=2" in line for line in lines)
+    assert not (tmp_path / "smoke").exists(), "a dry run trains nothing"
