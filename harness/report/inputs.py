@@ -47,7 +47,7 @@ class SuiteDef:
 
 
 def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
-    """A SuiteDef from the parsed YAML of suites/suite/NAME.yaml."""
+    """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml."""
     runs = []
     for variant, run in (data.get("runs") or {}).items():
         runs.append(RunDef(
@@ -61,13 +61,8 @@ def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
                     tuple(runs))
 
 
-# Suite definitions live in suites/experiments/ (suites/suite/ before the move); the first that exists wins.
-SUITE_FOLDERS = ("experiments", "suite")
-
-
 def _suite_folder(root: Path | None) -> Path:
-    root = root or suites_dir()
-    return next((root / f for f in SUITE_FOLDERS if (root / f).is_dir()), root / SUITE_FOLDERS[0])
+    return (root or suites_dir()) / "experiments"
 
 
 def suite_names(root: Path | None = None) -> list[str]:
