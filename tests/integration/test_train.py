@@ -55,8 +55,13 @@ def _cli(*overrides: str, **popen) -> subprocess.Popen:
 
 def test_sigkill_then_resume_equals_uninterrupted(synth_root, tmp_path):
     extra = ["train.checkpoint_every=4", "train.keep_checkpoints=2"]
-    whole = compose(smoke_overrides(synth_root, tmp_path / "whole", *extra))
-    reference = train(whole)
+    # The uninterrupted reference runs as a subprocess too: the same process setup (threads) on both sides,
+    # so the comparison can be exact.
+    whole = subprocess.run([sys.executable, "-m", "harness", "train",
+                            *smoke_overrides(synth_root, tmp_path / "whole", *extra)],
+                           capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stdout[-2000:] + whole.stderr[-2000:]
+    reference = json.loads((tmp_path / "whole" / "record.json").read_text())
 
     out = tmp_path / "killed"
     proc = _cli(*smoke_overrides(synth_root, out, *extra))
