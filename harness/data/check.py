@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.data.datasets import load_annotations
 from harness.data.decode import VideoError, scan_video
+from harness.data.frames import FrameListRecord, scan_frames
 from harness.data.records import AnnotationError, MissingAnnotations
 from harness.schedule import Plan
 
@@ -17,10 +18,14 @@ def min_clip_frames(plan: Plan) -> int:
     return min(c.t for p in plan.phases if p.epochs > 0 for c in p.cycle)
 
 
-def _scan(args: tuple[str, int]) -> tuple[str, str | None]:
-    path, min_frames = args
+def _scan(args: tuple[str, int, FrameListRecord | None]) -> tuple[str, str | None]:
+    """(path, None) for a usable video, (path, reason) otherwise; extracted frames decode every frame file."""
+    path, min_frames, frames = args
     try:
-        scan_video(path, min_frames)
+        if frames is not None:
+            scan_frames(frames, min_frames)
+        else:
+            scan_video(path, min_frames)
         return path, None
     except VideoError as err:
         return path, str(err)
@@ -34,7 +39,8 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     "reason"}], "splits": {split: number of videos}, "ok"}. The train split must exist; others are optional.
     """
     errors: list[dict[str, Any]] = []
-    paths: dict[str, None] = {}  # ordered set: a video listed in two splits is checked once
+    # Ordered: a video listed in two splits is checked once; frame-list videos keep their record (the frames).
+    paths: dict[str, FrameListRecord | None] = {}
     counts: dict[str, int] = {}
     for split in splits:
         try:
@@ -47,8 +53,8 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
             errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
             continue
         counts[split] = len(ann)
-        paths.update((str(r.path), None) for r in ann.records)
-    jobs = [(p, min_frames) for p in paths]
+        paths.update((str(r.path), r if isinstance(r, FrameListRecord) else None) for r in ann.records)
+    jobs = [(p, min_frames, frames) for p, frames in paths.items()]
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_scan, jobs, chunksize=8))

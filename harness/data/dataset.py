@@ -7,7 +7,8 @@ replaced by another one drawn from the same key (bounded retries); the failures 
 :class:`BadVideoLog` in the main process counts them and logs each file once (worker processes cannot share a
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
 With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache`) instead of PyAV;
-the clips are the same.
+the clips are the same. Datasets stored as extracted frames (frame lists, :mod:`harness.data.frames`) read the
+JPEG frames a clip needs; ``HARNESS_DECODER=torchcodec`` decodes videos with torchcodec instead of PyAV.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import torch
 
 from harness.data.cache import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.datasets import Annotations, load_annotations
-from harness.data.decode import VideoError, VideoReader
+from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video
+from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.records import VideoRecord
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import (
@@ -116,13 +118,18 @@ class VideoClipDataset(torch.utils.data.Dataset):
                                sp.jitter, (self.seed, int(item)))
         return self._train_item(item)
 
-    def _open(self, index: int) -> VideoReader | CachedVideoReader:
+    def _open(self, index: int) -> VideoReader | TorchCodecReader | CachedVideoReader | FrameListReader:
+        """The reader of video `index`: extracted frames for a frame-list record, else the frame cache when
+        there is one, else a decoder (PyAV, or torchcodec with HARNESS_DECODER=torchcodec)."""
         if index in self._bad:
             raise self._bad[index]
-        if self.cache is not None:
-            reader = self.cache.reader(self.records[index].path)
+        record = self.records[index]
+        if isinstance(record, FrameListRecord):
+            reader = FrameListReader(record.files, record.fps, record.path)
+        elif self.cache is not None:
+            reader = self.cache.reader(record.path)
         else:
-            reader = VideoReader(self.records[index].path, self.decode_threads)
+            reader = open_video(record.path, self.decode_threads)
         if reader.info.frames < self.min_frames:
             reader.close()
             raise VideoError("too_short", f"{reader.path}: {reader.info.frames} frame(s), fewer than the "

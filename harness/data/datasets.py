@@ -16,6 +16,17 @@ Layouts under ``data.root`` (first match wins):
 - Charades: ``Charades_v1_train.csv`` / ``Charades_v1_test.csv`` (``id,...,actions`` with actions like
   ``c092 11.90 21.20;c147 0.00 12.60``); videos ``{id}.mp4`` in ``Charades_v1/``, ``Charades_v1_480/``,
   ``videos/`` or the root; multi-label targets over 157 classes.
+
+Extracted frames (PySlowFast's frame lists, format in :mod:`harness.data.frames`) for SSv2 and Charades:
+``frame_lists/{train,val}.csv`` (or ``{train,val}.csv`` in the root; the header line tells a frame list from
+other CSVs), frame paths relative to the first of ``frames/``, ``Charades_v1_rgb/`` (Charades) or the root
+that holds the list's first frame. The rule: **videos win when the split's annotation file and a video folder
+both exist** (SSv2: the split JSON and ``20bn-something-something-v2/`` or ``videos/``; Charades:
+``Charades_v1_{train,test}.csv`` and ``Charades_v1/``, ``Charades_v1_480/`` or ``videos/``); otherwise a frame
+list for the split is used when there is one; otherwise videos in the root. SSv2 frame-list labels come from
+the labels and split JSONs when both exist and list the video (as for videos), else from the list's integer
+``labels`` column. Charades targets are the union of the labels of the frames a clip spans (as PySlowFast's
+``aggregate_labels``), the same rule as the actions overlapping a clip's window for videos; frames are 24 fps.
 """
 
 from __future__ import annotations
@@ -26,6 +37,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.data.frames import (
+    CHARADES_FRAME_FPS,
+    SSV2_FRAME_FPS,
+    FrameFiles,
+    FrameListRecord,
+    ListedVideo,
+    frame_actions,
+    is_frame_list,
+    parse_frame_labels,
+    read_frame_list,
+)
 from harness.data.records import Action, AnnotationError, AnnotationProblem, MissingAnnotations, VideoRecord
 from harness.spec import SpecError, did_you_mean
 
@@ -250,15 +272,106 @@ def read_ssv2_split(split_json: Path, video_root: Path, labels: dict[str, int]) 
     return records
 
 
+# ---------------------------------------------------------------- extracted frames (SSv2, Charades)
+def _frame_list_file(root: Path, names: tuple[str, ...]) -> Path | None:
+    """The split's frame list: `frame_lists/{split}.csv` (its header is checked when it is read), or `{split}.csv`
+    in the root if it starts with the frame-list header (a root CSV may be something else)."""
+    listed = _first_file([root / "frame_lists" / f"{n}.csv" for n in names])
+    return listed or next((p for n in names if (p := root / f"{n}.csv").is_file() and is_frame_list(p)), None)
+
+
+def _frames_root(root: Path, folders: tuple[str, ...], videos: list[ListedVideo]) -> Path:
+    """The folder the frame paths start from: the first candidate holding the list's first frame."""
+    candidates = [root / f for f in folders] + [root]
+    first = videos[0].rows[0][1] if videos and videos[0].rows else None
+    found = next((d for d in candidates if first is not None and (d / first).exists()), None)
+    # None found: the first folder that exists, so `harness data check` names the missing frame files there.
+    return found or _first_dir(candidates, root)
+
+
+def read_frame_list_records(list_file: Path, root: Path, folders: tuple[str, ...], fps: float,
+                            target: Callable[[ListedVideo], tuple[int | tuple[int, ...], tuple[Action, ...]]]
+                            ) -> list[FrameListRecord]:
+    """The videos of a frame list as records; `target` gives a video's (label, actions) or raises ValueError
+    (the message names what is wrong; the problem is reported at the video's first line)."""
+    videos, problems = read_frame_list(list_file)
+    frames_root = _frames_root(root, folders, videos)
+    records = []
+    for video in videos:
+        try:
+            label, actions = target(video)
+        except _RowError as err:
+            problems.append(AnnotationProblem(str(list_file), err.line, f"video {video.name}: {err}"))
+            continue
+        files = FrameFiles.of(frames_root, [r[1] for r in video.rows])
+        records.append(FrameListRecord(files.folder(), label, actions, files, fps))
+    _raise_if(problems)
+    return records
+
+
+class _RowError(ValueError):
+    """A bad labels field at `line` of a frame list."""
+
+    def __init__(self, line: int, message: str):
+        self.line = line
+        super().__init__(message)
+
+
+def _ssv2_frame_target(labels_by_id: dict[str, int] | None, num_classes: int
+                       ) -> Callable[[ListedVideo], tuple[int, tuple[Action, ...]]]:
+    def target(video: ListedVideo) -> tuple[int, tuple[Action, ...]]:
+        if labels_by_id is not None and video.name in labels_by_id:
+            return labels_by_id[video.name], ()
+        _, _, field, line = video.rows[0]
+        try:
+            labels = parse_frame_labels(field, num_classes)
+        except ValueError as err:
+            raise _RowError(line, str(err)) from None
+        if len(labels) != 1:
+            where = "not in the split JSON and " if labels_by_id is not None else ""
+            raise _RowError(line, f"{where}its labels column {field!r} is not one class index (missing label)")
+        return labels[0], ()
+    return target
+
+
+def _charades_frame_target(num_classes: int) -> Callable[[ListedVideo], tuple[tuple[int, ...], tuple[Action, ...]]]:
+    def target(video: ListedVideo) -> tuple[tuple[int, ...], tuple[Action, ...]]:
+        per_frame = []
+        for _, _, field, line in video.rows:
+            try:
+                per_frame.append(parse_frame_labels(field, num_classes))
+            except ValueError as err:
+                raise _RowError(line, str(err)) from None
+        return tuple(sorted({c for labels in per_frame for c in labels})), frame_actions(per_frame,
+                                                                                       CHARADES_FRAME_FPS)
+    return target
+
+
+def _ssv2_ids(split_json: Path, labels: dict[str, int]) -> dict[str, int]:
+    """Video id → class index of a split JSON (read and checked as for videos; the id is the file's stem)."""
+    return {r.path.stem: int(r.label) for r in read_ssv2_split(split_json, Path(), labels)}  # type: ignore[arg-type]
+
+
 def load_ssv2(root: Path, split: str, num_classes: int) -> Annotations:
-    """Something-Something v2 (see the module docstring)."""
+    """Something-Something v2, as videos or extracted frames (see the module docstring)."""
     names = _split_names(split)
     prefixes = ("", "something-something-v2-")
     dirs = (root, root / "labels", root / "annotations")
     labels_json = _first_file([d / f"{p}labels.json" for d in dirs for p in prefixes])
     split_json = _first_file([d / f"{p}{n}.json" for n in names for d in dirs for p in prefixes])
+    video_dir = next((d for d in (root / "20bn-something-something-v2", root / "videos") if d.is_dir()), None)
+    frame_list = _frame_list_file(root, names)
+    if frame_list is not None and (split_json is None or video_dir is None):
+        labels = read_ssv2_labels(labels_json) if labels_json is not None else None
+        by_id = _ssv2_ids(split_json, labels) if labels is not None and split_json is not None else None
+        k = len(labels) if labels is not None else num_classes
+        records = read_frame_list_records(frame_list, root, ("frames",), SSV2_FRAME_FPS, _ssv2_frame_target(by_id, k))
+        classes = tuple(sorted(labels, key=labels.__getitem__)) if labels is not None else None
+        files = tuple(str(f) for f in (labels_json, split_json, frame_list) if f is not None)
+        return Annotations(tuple(records), k, classes, False, files)
     if labels_json is None or split_json is None:
-        raise _missing(root, f"labels.json and {names[-1]}.json (optionally prefixed 'something-something-v2-')")
+        raise _missing(root, f"labels.json and {names[-1]}.json (optionally prefixed 'something-something-v2-'), "
+                             f"or a frame list frame_lists/{names[0]}.csv")
     labels = read_ssv2_labels(labels_json)
     video_root = _first_dir([root / "20bn-something-something-v2", root / "videos"], root)
     records = read_ssv2_split(split_json, video_root, labels)
@@ -312,12 +425,18 @@ def read_charades(csv_file: Path, video_root: Path, num_classes: int = CHARADES_
 
 def load_charades(root: Path, split: str, num_classes: int) -> Annotations:
     """Charades v1 (see the module docstring); the val split is the official test CSV."""
-    _split_names(split)
+    names = _split_names(split)
     name = "Charades_v1_train.csv" if split == "train" else "Charades_v1_test.csv"
     ann = _first_file([root / name, root / "annotations" / name, root / "Charades" / name])
+    video_dirs = [root / "Charades_v1", root / "Charades_v1_480", root / "videos"]
+    frame_list = _frame_list_file(root, names)
+    if frame_list is not None and (ann is None or not any(d.is_dir() for d in video_dirs)):
+        records = read_frame_list_records(frame_list, root, ("frames", "Charades_v1_rgb"), CHARADES_FRAME_FPS,
+                                          _charades_frame_target(CHARADES_CLASSES))
+        return Annotations(tuple(records), CHARADES_CLASSES, None, True, (str(frame_list),))
     if ann is None:
-        raise _missing(root, name)
-    video_root = _first_dir([root / "Charades_v1", root / "Charades_v1_480", root / "videos"], root)
+        raise _missing(root, f"{name}, or a frame list frame_lists/{names[0]}.csv")
+    video_root = _first_dir(video_dirs, root)
     records = read_charades(ann, video_root, CHARADES_CLASSES)
     return Annotations(tuple(records), CHARADES_CLASSES, None, True, (str(ann),))
 

@@ -5,11 +5,25 @@ transforms turn them into the model's ``C×T×H×W``. Times are seconds from the
 so any frame rate (constant or variable) and any container/codec FFmpeg reads works. Audio is never decoded.
 Frames are converted to RGB only when a clip uses them: a strided clip decodes its whole window (decoding
 is sequential) but converts one frame in `stride`.
+
+Backends. ``HARNESS_DECODER=pyav`` (the default) decodes with PyAV (:class:`VideoReader`);
+``HARNESS_DECODER=torchcodec`` with torchcodec (:class:`TorchCodecReader`, same interface, same frames up to
+the codec's rounding). :func:`open_video` picks by the variable, read when a video is opened, so DataLoader
+workers follow the variable the training process was started with. torchcodec is optional and not a
+dependency of the harness; install it into the environment with::
+
+    pip install torchcodec            # a wheel matching the installed torch (torchcodec's README has the table)
+    apt-get install -y ffmpeg         # torchcodec links FFmpeg's shared libraries (4 to 7) at run time;
+                                      # PyAV bundles its own FFmpeg, so this is needed for torchcodec only
+
+If torchcodec cannot be imported or cannot load FFmpeg, selecting it is an error that says so (no silent
+fallback: benchmarks must measure the backend they name). ``harness data check`` always scans with PyAV.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +80,38 @@ def _container_signature(path: Path) -> str | None:
     return None
 
 
+DECODER_ENV = "HARNESS_DECODER"
+DECODERS = ("pyav", "torchcodec")
+
+
+def decoder_backend() -> str:
+    """The decoding backend `HARNESS_DECODER` selects: "pyav" (default) or "torchcodec"."""
+    name = os.environ.get(DECODER_ENV, "pyav").strip().lower() or "pyav"
+    if name not in DECODERS:
+        raise ValueError(f"{DECODER_ENV}={name!r} is not a decoder; use one of {', '.join(DECODERS)} (or unset it "
+                         f"for pyav)")
+    return name
+
+
+def torchcodec_available() -> str | None:
+    """None if torchcodec can decode here, else why not (the import error, e.g. FFmpeg libraries not found)."""
+    try:
+        import torchcodec.decoders  # noqa: F401  (loads its FFmpeg-linked core)
+    except Exception as err:  # ImportError, or RuntimeError/OSError when FFmpeg's libraries cannot be loaded
+        return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    return None
+
+
+def _check_file(path: Path) -> None:
+    """VideoError for what needs no decoder to find: a missing path, a folder, an empty file."""
+    if not path.exists():
+        raise VideoError("missing", f"no such file {path}")
+    if not path.is_file():
+        raise VideoError("not_a_video", f"{path} is a directory or special file, not a video file")
+    if path.stat().st_size == 0:
+        raise VideoError("empty", f"{path} is empty (0 bytes)")
+
+
 def _rotation_steps(degrees: float) -> int:
     """Quarter turns counter-clockwise for a display rotation; other angles are rounded to the nearest quarter."""
     return int(round(degrees / 90.0)) % 4
@@ -76,12 +122,7 @@ class VideoReader:
 
     def __init__(self, path: str | Path, threads: int = 1):
         self.path = Path(path)
-        if not self.path.exists():
-            raise VideoError("missing", f"no such file {self.path}")
-        if not self.path.is_file():
-            raise VideoError("not_a_video", f"{self.path} is a directory or special file, not a video file")
-        if self.path.stat().st_size == 0:
-            raise VideoError("empty", f"{self.path} is empty (0 bytes)")
+        _check_file(self.path)
         try:
             self._container = av.open(str(self.path), metadata_errors="ignore")
         except _OPEN_ERRORS as err:
@@ -190,6 +231,86 @@ class VideoReader:
     def frame_times(self, indices: Sequence[int]) -> list[float]:
         """Times of frame indices at the video's average frame rate (for index-based sampling such as SSv2)."""
         return [i / self.info.fps for i in indices]
+
+
+class TorchCodecReader:
+    """VideoReader's interface on torchcodec's VideoDecoder (`HARNESS_DECODER=torchcodec`; see the module docs).
+
+    `frames_at` returns the frames nearest to the times, as VideoReader: torchcodec gives the frame *shown* at a
+    time (the last one starting at or before it), so each time is moved half a frame later. Rotation metadata
+    is applied by torchcodec itself. `seek_mode="exact"` scans the stream's packets when opening (frame-exact
+    for any frame rate); "approximate" trusts the header's fps and frame count (faster to open).
+    """
+
+    def __init__(self, path: str | Path, threads: int = 1, seek_mode: str = "exact"):
+        self.path = Path(path)
+        _check_file(self.path)
+        why = torchcodec_available()
+        if why is not None:
+            raise RuntimeError(f"{DECODER_ENV}=torchcodec, but torchcodec cannot be used here ({why}). Install it "
+                               f"('pip install torchcodec' and FFmpeg's shared libraries, e.g. 'apt-get install "
+                               f"ffmpeg') or unset {DECODER_ENV} to decode with PyAV.")
+        from torchcodec.decoders import VideoDecoder
+
+        try:
+            self._decoder = VideoDecoder(str(self.path), dimension_order="NHWC", seek_mode=seek_mode,
+                                         num_ffmpeg_threads=max(1, threads))
+        except (RuntimeError, ValueError) as err:
+            message = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if "stream" in message.lower() and "video" in message.lower():
+                raise VideoError("no_video_stream", f"{self.path} has no video stream ({message})") from None
+            kind = _container_signature(self.path)
+            if kind:
+                raise VideoError("undecodable", f"{self.path} starts like {kind} but FFmpeg cannot open it "
+                                                f"(truncated or corrupt: {message})") from None
+            raise VideoError("not_a_video", f"FFmpeg cannot open {self.path} as a video ({message})") from None
+        m = self._decoder.metadata
+        fps = float(m.average_fps or 0) or 30.0
+        duration = float(m.duration_seconds or 0) or (m.num_frames or 0) / fps
+        frames = int(m.num_frames or round(duration * fps))
+        rotation = int(round(m.rotation or 0))
+        w, h = m.width, m.height  # torchcodec reports the displayed (rotated) size, as its frames come out
+        self._begin = float(m.begin_stream_seconds or 0.0)
+        self._end = float(m.end_stream_seconds or (self._begin + duration))
+        self.info = VideoInfo(str(self.path), int(w or 0), int(h or 0), fps, duration, frames, rotation,
+                              m.codec or "", self.path.suffix.lstrip(".") or "unknown")
+
+    def close(self) -> None:
+        self._decoder = None  # torchcodec frees the decoder with the object
+
+    def __enter__(self) -> TorchCodecReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
+        """The frames nearest to `times` (seconds from the first frame; clamped), uint8 T×H×W×C RGB, upright."""
+        if not len(times):
+            raise ValueError("frames_at needs at least one time")
+        half = 0.5 / self.info.fps
+        # Half a frame later turns "shown at" into "nearest"; a microsecond less keeps exact ties on the earlier
+        # frame (VideoReader's rule). Clamped inside the stream: torchcodec rejects times past its end.
+        last = max(self._begin, self._end - 1e-6)
+        seconds = [min(last, max(self._begin, self._begin + t + half - 1e-6)) for t in times]
+        try:
+            batch = self._decoder.get_frames_played_at(seconds=seconds)
+        except (RuntimeError, IndexError, ValueError) as err:
+            raise VideoError("undecodable", f"decoding {self.path} with torchcodec failed near {min(times):.2f}s "
+                                            f"({str(err).splitlines()[0] if str(err) else type(err).__name__})"
+                             ) from None
+        return batch.data
+
+    def frame_times(self, indices: Sequence[int]) -> list[float]:
+        """Times of frame indices at the video's average frame rate (as VideoReader.frame_times)."""
+        return [i / self.info.fps for i in indices]
+
+
+def open_video(path: str | Path, threads: int = 1) -> VideoReader | TorchCodecReader:
+    """A reader of `path` with the backend `HARNESS_DECODER` selects (PyAV unless it says torchcodec)."""
+    if decoder_backend() == "torchcodec":
+        return TorchCodecReader(path, threads)
+    return VideoReader(path, threads)
 
 
 def read_clip(path: str | Path, times: Sequence[float], threads: int = 1) -> torch.Tensor:
