@@ -32,8 +32,11 @@ def mean_average_precision(scores: torch.Tensor, targets: torch.Tensor) -> float
 
 @torch.no_grad()
 def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multilabel: bool,
-             prepare, autocast, device: torch.device, distributed: bool) -> dict[str, float]:
-    """Aggregate every view of every video (softmax mean, or sigmoid max for multi-label) and score."""
+             prepare, autocast, device: torch.device, distributed: bool, on_failures=None) -> dict[str, float]:
+    """Aggregate every view of every video (softmax mean, or sigmoid max for multi-label) and score.
+
+    Unreadable videos are not scored (`videos_scored` says how many were); `on_failures` receives their
+    (path, reason) pairs."""
     was_training = model.training
     model.eval()
     agg = torch.full((num_videos, num_classes), -1.0 if multilabel else 0.0, device=device)
@@ -41,6 +44,8 @@ def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multil
     labels = torch.zeros((num_videos, num_classes) if multilabel else (num_videos,), device=device,
                          dtype=torch.float32 if multilabel else torch.long)
     for batch in loader:
+        if on_failures is not None and batch["failures"]:
+            on_failures(batch["failures"])
         with autocast:
             logits = model(prepare(batch["clips"]))
         probs = logits.float().sigmoid() if multilabel else logits.float().softmax(1)

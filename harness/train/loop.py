@@ -228,7 +228,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
                         if spec.train.precise_bn:
                             _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
                         state.evals.append(_evaluate(spec, net, val_set, multilabel, prepare, autocast, info,
-                                                     state, epoch + 1))
+                                                     state, epoch + 1, bad))
                         set_bn_layout(bns, *layout)
                 due = spec.train.checkpoint_every and state.iteration % spec.train.checkpoint_every == 0
                 if info.is_main and (due or (last_of_epoch and not spec.train.checkpoint_every)):
@@ -240,7 +240,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
         bar.close()
     if spec.train.precise_bn:
         _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
-    final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch)
+    final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
     if info.is_main:
@@ -274,7 +274,7 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
 
 
 def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilabel: bool, prepare, autocast,
-              info: DistInfo, state: TrainState, epoch: int) -> dict[str, Any]:
+              info: DistInfo, state: TrainState, epoch: int, bad: BadVideoLog) -> dict[str, Any]:
     start = time.perf_counter()
     views = val_set.sampling.eval_clips
     mine = [i for i in range(len(val_set)) if (i // views) % info.world_size == info.rank]
@@ -282,7 +282,7 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
                         collate_fn=collate_eval, num_workers=min(spec.train.num_workers, 4),
                         generator=_private_generator())
     metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
-                       info.device, info.distributed)
+                       info.device, info.distributed, on_failures=bad.update)
     state.meter.eval_s += time.perf_counter() - start
     return {"epoch": epoch, "iteration": state.iteration, **metrics}
 

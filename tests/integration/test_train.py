@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +110,23 @@ def test_two_process_gloo_ddp_agrees_on_every_shape(synth_root, tmp_path):
     assert record["world_size"] == 2
     assert record["shape_checks"] == record["plan"]["iterations"] > 0
     assert record["final"]["videos_scored"] == 8
+
+
+def test_broken_videos_are_skipped_counted_and_recorded(synth_root, tmp_path):
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(synth_root, root)
+    train_videos = [line.split()[0] for line in (root / "train.csv").read_text().splitlines()]
+    (root / train_videos[0]).write_bytes(b"")  # zero bytes
+    data = (root / train_videos[1]).read_bytes()
+    (root / train_videos[1]).write_bytes(data[: len(data) // 3])  # truncated
+    (root / train_videos[2]).write_text("not a video")
+    val_video = (root / "val.csv").read_text().split()[0]
+    (root / val_video).unlink()  # missing
+    record = train(compose(smoke_overrides(root, tmp_path / "run")))
+    bad = record["bad_videos"]
+    names = {Path(f["path"]).name for f in bad["files"]}
+    assert {Path(v).name for v in [*train_videos[:3], val_video]} <= names
+    assert bad["bad_videos"] >= 4 and bad["failed_reads"] >= bad["bad_videos"]
+    assert record["final"]["videos_scored"] == 7  # the missing validation video is not scored under a label
