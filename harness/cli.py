@@ -65,9 +65,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from harness.schedule import build_plan
     from harness.schedule.summary import plan_summary
 
-    summary = plan_summary(build_plan(compose(args.overrides)))
+    plan = build_plan(compose(args.overrides))
+    if args.fvcore:
+        summary = plan_summary(plan, _fvcore_clip_cost(plan), "GFLOPs (fvcore, forward)")
+    else:
+        summary = plan_summary(plan)
     print(json.dumps(summary, indent=None if args.compact else 2) if args.json else format_plan_table(summary))
     return 0
+
+
+def _fvcore_clip_cost(plan):
+    """Forward GFLOPs of one clip at every (t, s) the plan or its baseline uses, counted once each by fvcore."""
+    from harness.models import build_model
+    from harness.models.check import planned_shapes, require_planned_frames
+    from harness.models.flops import count_flops
+    from harness.schedule import baseline_spec, build_plan
+
+    require_planned_frames(plan)
+    model = build_model(plan.spec.model, plan.spec.data.num_classes)
+    shapes = set(planned_shapes(plan)) | set(planned_shapes(build_plan(baseline_spec(plan.spec))))
+    gflops = {(t, s): count_flops(model, t, s).gflops for t, s in sorted(shapes)}
+    return lambda t, s: gflops[(t, s)]
 
 
 def _flatten(tree: dict, prefix: str = "") -> dict:
@@ -90,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     plan.add_argument("--compact", action="store_true", help="with --json: on one line")
     plan.add_argument("--keys", action="store_true", help="list every config key with its default and exit")
+    plan.add_argument("--fvcore", action="store_true",
+                      help="count the forward cost with fvcore on the recipe's model (default: the t·s² estimate)")
     plan.add_argument("overrides", nargs="*", help="key=value overrides, e.g. solver.max_epoch=120 recipe=k400_i3d_r50")
     plan.set_defaults(func=cmd_plan)
     from harness import cli_models

@@ -91,3 +91,12 @@ def test_schedule_does_not_import_torch():
             "assert 'torch' not in sys.modules, 'harness.schedule must stay torch-free'")
     out = run(sys.executable, "-c", code)
     assert out.returncode == 0, out.stderr
+
+
+def test_plan_with_fvcore_counts():
+    out = run("harness", "plan", "--json", "--fvcore", "recipe=k400_i3d_r50_1gpu", "model.width=0.25")
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
+    assert plan["cost_unit"].startswith("GFLOPs (fvcore")
+    # Eq. (1) keeps FLOPs per iteration near constant, so forward FLOPs fall about as iterations do.
+    assert plan["forward_cost_ratio"] == pytest.approx(plan["iteration_ratio"], rel=0.1)
