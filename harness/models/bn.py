@@ -36,6 +36,13 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         self.num_sync = 1
         self.sync_group: dist.ProcessGroup | None = None
 
+    def _update_factor(self) -> float:
+        """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
+        1/batches seen, a cumulative average, as nn.BatchNorm does."""
+        if self.momentum is None:
+            return 1.0 / float(self.num_batches_tracked)
+        return self.momentum
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or (self.num_splits == 1 and self.num_sync == 1):
             return super().forward(x)
@@ -60,8 +67,9 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             means, variances = group_mean.view(k, c), group_var.view(k, c)
             batch_mean = means.mean(0)
             batch_var = variances.mean(0) + means.var(0, unbiased=False)
-            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), self.momentum)
-            self.running_var.lerp_(batch_var.to(self.running_var.dtype), self.momentum)
+            factor = self._update_factor()
+            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), factor)
+            self.running_var.lerp_(batch_var.to(self.running_var.dtype), factor)
         return out.reshape(x.shape)
 
     def _synced_forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -80,9 +88,10 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         mean = stats[:c] / total
         var = (stats[c:2 * c] / total - mean * mean).clamp_min(0)
         with torch.no_grad():
-            self.running_mean.lerp_(mean.detach().to(self.running_mean.dtype), self.momentum)
+            factor = self._update_factor()
+            self.running_mean.lerp_(mean.detach().to(self.running_mean.dtype), factor)
             unbiased = var.detach() * total / (total - 1).clamp_min(1)
-            self.running_var.lerp_(unbiased.to(self.running_var.dtype), self.momentum)
+            self.running_var.lerp_(unbiased.to(self.running_var.dtype), factor)
         shape = [1, c] + [1] * (x.dim() - 2)
         scale = self.weight.float() * torch.rsqrt(var + self.eps)
         shift = self.bias.float() - mean * scale

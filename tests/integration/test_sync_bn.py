@@ -21,8 +21,16 @@ def _worker(rank: int, world: int, init_file: str, out_dir: str) -> None:
         part = full[rank * 4:(rank + 1) * 4].clone().requires_grad_()
         out = bn(part)
         out.backward(grad[rank * 4:(rank + 1) * 4])
-        torch.save({"out": out.detach(), "grad": part.grad, "running_var": bn.running_var,
-                    "weight_grad": bn.weight.grad}, f"{out_dir}/rank{rank}.pt")
+        running_var = bn.running_var.clone()
+        # Precise BN (momentum None): a cumulative average of synchronised statistics.
+        bn.momentum = None
+        bn.reset_running_stats()
+        with torch.no_grad():
+            bn(part)
+            bn(part * 2)
+        torch.save({"out": out.detach(), "grad": part.grad, "running_var": running_var,
+                    "weight_grad": bn.weight.grad, "precise_mean": bn.running_mean.clone()},
+                   f"{out_dir}/rank{rank}.pt")
     finally:
         dist.destroy_process_group()
 
@@ -44,6 +52,9 @@ def test_synced_bn_equals_full_batch_bn(tmp_path):
     torch.testing.assert_close(torch.cat([r["grad"] for r in ranks]), full.grad, rtol=1e-4, atol=1e-5)
     for r in ranks:
         torch.testing.assert_close(r["running_var"], plain.running_var, rtol=1e-4, atol=1e-5)
+    full_mean = full.detach().mean((0, 2, 3, 4))
+    for r in ranks:
+        torch.testing.assert_close(r["precise_mean"], (full_mean + 2 * full_mean) / 2, rtol=1e-4, atol=1e-5)
     # Each rank's weight gradient covers its own half; DDP would sum them.
     torch.testing.assert_close(ranks[0]["weight_grad"] + ranks[1]["weight_grad"], plain.weight.grad,
                                rtol=1e-4, atol=1e-4)

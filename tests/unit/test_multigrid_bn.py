@@ -103,3 +103,20 @@ def test_split_count_changes_without_rebuilding():
     with pytest.raises(ValueError, match="cannot be split into 4"):
         set_bn_layout(bns, 4, 1)
         model(torch.randn(6, 3, 4, 32, 32))
+
+
+def test_cumulative_average_for_precise_bn():
+    """momentum=None (precise BN) averages the batches' aggregated statistics equally, at any split count."""
+    torch.manual_seed(0)
+    bn = MultigridBatchNorm3d(3)
+    bn.num_splits = 2
+    bn.momentum = None
+    bn.reset_running_stats()
+    batches = [torch.randn(4, 3, 2, 3, 3) * (i + 1) + i for i in range(3)]
+    aggregates = []
+    for x in batches:
+        bn(x)
+        _, mean, var = independent_sub_bn(x, bn.weight.detach(), bn.bias.detach(), 2)
+        aggregates.append((mean, var))
+    torch.testing.assert_close(bn.running_mean, torch.stack([m for m, _ in aggregates]).mean(0))
+    torch.testing.assert_close(bn.running_var, torch.stack([v for _, v in aggregates]).mean(0))
