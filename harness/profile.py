@@ -57,21 +57,10 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
     channels_last = on_gpu if channels_last is None else channels_last
     plan, baseline = build_plan(spec), build_plan(baseline_spec(spec))
     require_planned_frames(plan)
-    counts, base_counts = iterations_by_shape(plan), iterations_by_shape(baseline)
-    model = build_model(spec.model, spec.data.num_classes).to(dev)
-    if channels_last:
-        model = model.to(memory_format=torch.channels_last_3d)
-    model.train()
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
-    times: dict[ShapeKey, StepTime] = {}
-    for key in sorted(set(counts) | set(base_counts)):
-        t, s, batch, splits = key
-        times[key] = time_training_step(model, optimizer, t, s, batch, splits, dev, bf16=bf16,
-                                        channels_last=channels_last, warmup=warmup, repeats=repeats)
-        if progress is not None:
-            progress.update(1)
-    predicted = sum(n * times[k].median_ms / 1e3 for k, n in counts.items())
-    base_predicted = sum(n * times[k].median_ms / 1e3 for k, n in base_counts.items())
+    keys = set(iterations_by_shape(plan)) | set(iterations_by_shape(baseline))
+    times = measure_shapes(spec, keys, device=dev, bf16=bf16, channels_last=channels_last, warmup=warmup,
+                           repeats=repeats, progress=progress)
+    predicted, base_predicted = predicted_seconds(plan, times), predicted_seconds(baseline, times)
     return Profile(spec, str(dev), times, predicted, base_predicted)
 
 
