@@ -8,6 +8,7 @@ one GPU (`proxy`) or a cluster (`paper`, unchanged). Everything here is pure; re
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,22 +26,44 @@ SCALE_KEYS = {"description", "frames_factor", "sampling_rate", "crop_factor", "m
 
 
 @dataclass(frozen=True)
-class SuiteRun:
+class RunDef:
+    """One run of a suite as its YAML declares it."""
+
     variant: str
     recipe: str
     overrides: tuple[str, ...] = ()
     match_iterations_of: str | None = None
     requires: tuple[str, ...] = ()
-    paper: tuple[tuple[str, str], ...] = ()
-    figure: dict[str, Any] = field(default_factory=dict)
+    paper: tuple[tuple[str, str], ...] = ()  # (table, row) pairs of paper_results.csv
+    figure: Mapping[str, Any] = field(default_factory=dict)  # {"method": ..., "epochs": ...} for Figure 3
 
 
 @dataclass(frozen=True)
-class Suite:
+class SuiteDef:
+    """A suite: its description, the paper tables it re-creates and its runs (in YAML order)."""
+
     name: str
     description: str
     tables: tuple[str, ...]
-    runs: dict[str, SuiteRun]
+    runs: tuple[RunDef, ...]
+
+    def run(self, variant: str) -> RunDef | None:
+        return next((r for r in self.runs if r.variant == variant), None)
+
+
+def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
+    """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml."""
+    runs = []
+    for variant, run in (data.get("runs") or {}).items():
+        runs.append(RunDef(
+            variant=str(variant), recipe=str(run.get("recipe", "")),
+            overrides=tuple(str(o) for o in run.get("overrides") or ()),
+            match_iterations_of=run.get("match_iterations_of"),
+            requires=tuple(str(k) for k in run.get("requires") or ()),
+            paper=tuple((str(t), str(r)) for t, r in run.get("paper") or ()),
+            figure=dict(run.get("figure") or {})))
+    return SuiteDef(name, str(data.get("description") or name), tuple(str(t) for t in data.get("tables") or ()),
+                    tuple(runs))
 
 
 @dataclass(frozen=True)
@@ -75,13 +98,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def paper_rows() -> list[dict[str, str]]:
-    """The paper's tables (suites/paper/paper_results.csv), one dict per row."""
-    with open(suites_dir() / "paper" / "paper_results.csv", newline="") as f:
+def paper_rows(path: Path | None = None) -> list[dict[str, str]]:
+    """The paper's tables (suites/paper/paper_results.csv), one dict per row, in the paper's order."""
+    with open(path or suites_dir() / "paper" / "paper_results.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
-def load_suite(name: str) -> Suite:
+def load_suite(name: str) -> SuiteDef:
     """Read and check suites/experiments/NAME.yaml: keys, recipes, references and paper rows."""
     if name not in list_suites():
         raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, list_suites())} "
@@ -92,7 +115,6 @@ def load_suite(name: str) -> Suite:
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SUITE_KEYS)}.")
     known_rows = {(r["table"], r["row"]) for r in paper_rows()}
-    runs = {}
     for variant, run in (data.get("runs") or {}).items():
         where = f"{path}: run '{variant}'"
         bad = set(run) - RUN_KEYS
@@ -101,18 +123,16 @@ def load_suite(name: str) -> Suite:
         if run.get("recipe") not in recipes():
             raise SpecError(f"{where}: unknown recipe '{run.get('recipe')}'."
                             f"{did_you_mean(str(run.get('recipe')), recipes())}")
-        rows = tuple(tuple(r) for r in run.get("paper", []))
-        for row in rows:
-            if row not in known_rows:
+        for row in run.get("paper", []):
+            if tuple(row) not in known_rows:
                 raise SpecError(f"{where}: paper row {list(row)} is not in suites/paper/paper_results.csv.")
-        runs[str(variant)] = SuiteRun(str(variant), run["recipe"], tuple(run.get("overrides", [])),
-                                      run.get("match_iterations_of"), tuple(run.get("requires", [])), rows,
-                                      dict(run.get("figure", {})))
-    for run in runs.values():
-        if run.match_iterations_of and run.match_iterations_of not in runs:
+    suite = suite_from_mapping(name, data)
+    variants = [r.variant for r in suite.runs]
+    for run in suite.runs:
+        if run.match_iterations_of and run.match_iterations_of not in variants:
             raise SpecError(f"{path}: run '{run.variant}' matches iterations of unknown run "
-                            f"'{run.match_iterations_of}'.{did_you_mean(run.match_iterations_of, runs)}")
-    return Suite(name, data.get("description", name), tuple(str(t) for t in data.get("tables", [])), runs)
+                            f"'{run.match_iterations_of}'.{did_you_mean(run.match_iterations_of, variants)}")
+    return suite
 
 
 def load_scale(name: str) -> Scale:
@@ -206,18 +226,18 @@ def matching_epoch_factor(spec: RunSpec, target_iterations: int) -> float:
 
 @dataclass(frozen=True)
 class ResolvedRun:
-    run: SuiteRun
+    run: RunDef
     overrides: tuple[str, ...]  # everything `harness train` needs besides output_dir
     spec: RunSpec | None  # None when the run cannot run (see `skip_reason`)
     skip_reason: str = ""
 
 
-def resolve_suite(suite: Suite, scale: Scale, user_overrides: list[str], data_root: str | None = None,
+def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,
                   cache: str | None = None) -> list[ResolvedRun]:
     """Every run of `suite` at `scale` as a full override list and its validated spec."""
     resolved: dict[str, ResolvedRun] = {}
 
-    def resolve(run: SuiteRun) -> ResolvedRun:
+    def resolve(run: RunDef) -> ResolvedRun:
         if run.variant in resolved:
             return resolved[run.variant]
         base = [f"recipe={run.recipe}", *run.overrides]
@@ -230,7 +250,7 @@ def resolve_suite(suite: Suite, scale: Scale, user_overrides: list[str], data_ro
             result = ResolvedRun(run, tuple(overrides), None, f"needs {', '.join(missing)} (not set)")
         else:
             if run.match_iterations_of:
-                target = resolve(suite.runs[run.match_iterations_of])
+                target = resolve(suite.run(run.match_iterations_of))
                 if target.spec is not None:
                     factor = matching_epoch_factor(spec, build_plan(target.spec).iterations)
                     overrides = [*overrides[:-2], f"{_epoch_key(spec)}={factor!r}", *tags]
@@ -239,7 +259,7 @@ def resolve_suite(suite: Suite, scale: Scale, user_overrides: list[str], data_ro
         resolved[run.variant] = result
         return result
 
-    return [resolve(run) for run in suite.runs.values()]
+    return [resolve(run) for run in suite.runs]
 
 
 def _get(spec: RunSpec, dotted: str) -> Any:

@@ -14,9 +14,6 @@ import jinja2
 from harness.io import write_text_atomic
 from harness.report import figures
 from harness.report.inputs import (
-    RunDef,
-    SuiteDef,
-    load_paper_rows,
     load_records,
     load_suite_def,
     ordered,
@@ -38,6 +35,8 @@ from harness.report.tables import (
 )
 from harness.report.template import INDEX, PAGE
 from harness.spec import SpecError
+from harness.suite import RunDef, SuiteDef
+from harness.suite import paper_rows as load_paper_rows
 
 _ENV = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=False)
 

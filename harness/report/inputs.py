@@ -1,16 +1,14 @@
 """What a report is made of: the suite definition, the paper's rows and the run records.
 
 Parsing is pure (`suite_from_mapping`, `select_records`); the `load_*` functions are the I/O edge.
-The report reads suite YAML itself (rather than through the runner) so that it renders whatever
-records exist, even for a suite whose recipes no longer compose.
+The report parses suite YAML with `harness.suite.suite_from_mapping` but skips the runner's checks, so
+that it renders whatever records exist, even for a suite whose recipes no longer compose.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,47 +16,7 @@ import yaml
 
 from harness.config import suites_dir
 from harness.spec import SpecError, did_you_mean
-
-
-@dataclass(frozen=True)
-class RunDef:
-    """One run of a suite as its YAML declares it."""
-
-    variant: str
-    recipe: str
-    overrides: tuple[str, ...] = ()
-    match_iterations_of: str | None = None
-    requires: tuple[str, ...] = ()
-    paper: tuple[tuple[str, str], ...] = ()  # (table, row) pairs of paper_results.csv
-    figure: Mapping[str, Any] = field(default_factory=dict)  # {"method": ..., "epochs": ...} for Figure 3
-
-
-@dataclass(frozen=True)
-class SuiteDef:
-    """A suite: its description, the paper tables it re-creates and its runs (in YAML order)."""
-
-    name: str
-    description: str
-    tables: tuple[str, ...]
-    runs: tuple[RunDef, ...]
-
-    def run(self, variant: str) -> RunDef | None:
-        return next((r for r in self.runs if r.variant == variant), None)
-
-
-def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
-    """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml."""
-    runs = []
-    for variant, run in (data.get("runs") or {}).items():
-        runs.append(RunDef(
-            variant=str(variant), recipe=str(run.get("recipe", "")),
-            overrides=tuple(str(o) for o in run.get("overrides") or ()),
-            match_iterations_of=run.get("match_iterations_of"),
-            requires=tuple(str(k) for k in run.get("requires") or ()),
-            paper=tuple((str(t), str(r)) for t, r in run.get("paper") or ()),
-            figure=dict(run.get("figure") or {})))
-    return SuiteDef(name, str(data.get("description") or name), tuple(str(t) for t in data.get("tables") or ()),
-                    tuple(runs))
+from harness.suite import SuiteDef, suite_from_mapping
 
 
 def _suite_folder(root: Path | None) -> Path:
@@ -76,12 +34,6 @@ def load_suite_def(name: str, root: Path | None = None) -> SuiteDef:
         names = suite_names(root)
         raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, names)} Suites: {', '.join(names)}.")
     return suite_from_mapping(name, yaml.safe_load(path.read_text()) or {})
-
-
-def load_paper_rows(path: Path | None = None) -> list[dict[str, str]]:
-    """The paper's tables (suites/paper/paper_results.csv), one dict per row, in the paper's order."""
-    with open(path or suites_dir() / "paper" / "paper_results.csv", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def load_records(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:

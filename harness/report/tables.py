@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report.inputs import RunDef, SuiteDef
+from harness.suite import RunDef, SuiteDef
 
 NOT_RUN = "not run"
 NOT_IN_SUITE = "not in this suite"
