@@ -107,7 +107,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
 
         record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
-                                  repeats=args.repeats, progress_factory=bar), "provenance": provenance()}
+                                  repeats=args.repeats, step=args.step, progress_factory=bar),
+                  "provenance": provenance()}
         if args.out:
             write_json_atomic(Path(args.out), record)
         if args.json:
@@ -124,7 +125,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     n_shapes = len(set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(
         baseline_spec(spec)))))
     with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
-        profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, progress=bar)
+        profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
+                               progress=bar)
     record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
     if args.out:
         write_json_atomic(Path(args.out), record)
@@ -150,9 +152,58 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile.add_argument("--suite", default=None, help="profile every run of this suite (one timing per shape)")
     profile.add_argument("--scale", default="paper", help="with --suite: the scale (default paper)")
     profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile"),
+                         help="run each step as the trainer does with train.step=STEP (default eager)")
     profile.add_argument("--repeats", type=int, default=10)
     profile.add_argument("--warmup", type=int, default=3)
     profile.add_argument("--out", default=None, help="write the record (JSON) here")
     profile.add_argument("--json", action="store_true")
     profile.add_argument("overrides", nargs="*")
     profile.set_defaults(func=cmd_profile)
+
+
+def cmd_throughput(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from harness.io import write_json_atomic
+    from harness.provenance import provenance
+    from harness.throughput import measure_throughput
+
+    total = len(args.recipes) * len(args.batches) * len(args.modes)
+    with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
+        record = {**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
+                                       warmup=args.warmup, repeats=args.repeats, progress=bar),
+                  "provenance": provenance()}
+    if args.out:
+        write_json_atomic(Path(args.out), record)
+    if args.json:
+        print(json.dumps(record))
+        return 0
+    print(f"{record['device']}, {record['precision']}; bf16 matmul ceiling {record['matmul_tflops']:.0f} TFLOP/s")
+    print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<16} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
+          f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
+    for r in record["rows"]:
+        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {r['mode']:<16} {r['ms_per_step']:>8.1f} "
+              f"{r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} {r['share_of_matmul']:>7.1%} "
+              f"{r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
+    return 0
+
+
+def register_throughput(sub: argparse._SubParsersAction) -> None:
+    from harness.throughput import DEFAULT_RECIPES, MODES
+
+    p = sub.add_parser("throughput", help="trainer step clips/s at a recipe's baseline shape vs a plain loop",
+                       description="Time the trainer's training step (each train.step mode) and a plain PyTorch "
+                                   "loop on the same model and random clips at each recipe's baseline shape.")
+    p.add_argument("--recipes", nargs="+", default=list(DEFAULT_RECIPES), metavar="RECIPE")
+    p.add_argument("--batches", nargs="+", type=int, default=[8, 32], metavar="N", help="per-GPU batches")
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
+                   help=f"any of {', '.join(MODES)} (default all)")
+    p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--out", default=None, help="write the record (JSON) here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_throughput)

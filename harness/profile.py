@@ -31,6 +31,7 @@ class Profile:
     step_times: dict[ShapeKey, StepTime]
     predicted_s: float
     baseline_predicted_s: float
+    step: str = "eager"  # how the steps ran (harness.train.step)
 
     @property
     def speedup(self) -> float:
@@ -48,7 +49,7 @@ def iterations_by_shape(plan: Plan) -> Counter[ShapeKey]:
 
 
 def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None = None,
-                 channels_last: bool | None = None, warmup: int = 3, repeats: int = 10,
+                 channels_last: bool | None = None, step: str = "eager", warmup: int = 3, repeats: int = 10,
                  progress=None) -> Profile:
     """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock."""
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -58,10 +59,10 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
     plan, baseline = build_plan(spec), build_plan(baseline_spec(spec))
     require_planned_frames(plan)
     keys = set(iterations_by_shape(plan)) | set(iterations_by_shape(baseline))
-    times = measure_shapes(spec, keys, device=dev, bf16=bf16, channels_last=channels_last, warmup=warmup,
-                           repeats=repeats, progress=progress)
+    times = measure_shapes(spec, keys, device=dev, bf16=bf16, channels_last=channels_last, step=step,
+                           warmup=warmup, repeats=repeats, progress=progress)
     predicted, base_predicted = predicted_seconds(plan, times), predicted_seconds(baseline, times)
-    return Profile(spec, str(dev), times, predicted, base_predicted)
+    return Profile(spec, str(dev), times, predicted, base_predicted, step)
 
 
 def profile_summary(profile: Profile) -> dict:
@@ -76,6 +77,7 @@ def profile_summary(profile: Profile) -> dict:
         "recipe": profile.spec.recipe,
         "kind": plan.kind,
         "device": profile.device,
+        "step": profile.step,
         "model": profile.spec.model.name,
         "shapes": rows,
         "predicted_hours": profile.predicted_s / 3600,
@@ -87,7 +89,7 @@ def profile_summary(profile: Profile) -> dict:
 
 
 def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, bf16: bool, channels_last: bool,
-                   warmup: int, repeats: int, progress=None) -> dict[ShapeKey, StepTime]:
+                   warmup: int, repeats: int, step: str = "eager", progress=None) -> dict[ShapeKey, StepTime]:
     """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`."""
     torch.manual_seed(0)
     model = build_model(spec.model, spec.data.num_classes).to(device)
@@ -100,7 +102,8 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
         t, s, batch, splits = key
         try:
             times[key] = time_training_step(model, optimizer, t, s, batch, splits, device, bf16=bf16,
-                                            channels_last=channels_last, warmup=warmup, repeats=repeats)
+                                            channels_last=channels_last, step=step, warmup=warmup,
+                                            repeats=repeats)
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()
             times[key] = StepTime(t, s, batch, splits, float("nan"), float("nan"), float("nan"))
@@ -117,7 +120,7 @@ def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:
 
 
 def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | None = None, warmup: int = 3,
-                  repeats: int = 10, progress_factory=None, timings: dict | None = None) -> dict:
+                  repeats: int = 10, step: str = "eager", progress_factory=None, timings: dict | None = None) -> dict:
     """Predicted wall-clock and speedup over its 1.0× baseline of every run of a suite, on this hardware.
 
     Shapes are timed once per model (the union over the suite's runs and their baselines).
@@ -143,7 +146,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
         todo = keys - set(known)
         bar = progress_factory(len(todo), model_key[0]) if progress_factory and todo else None
         known.update(measure_shapes(spec, todo, device=dev, bf16=on_gpu, channels_last=on_gpu, warmup=warmup,
-                                    repeats=repeats, progress=bar))
+                                    repeats=repeats, step=step, progress=bar))
         if bar is not None:
             bar.close()
     paper = {(row["table"], row["row"]): row for row in paper_rows()}
@@ -161,6 +164,6 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
         })
     shapes = [{"model": k[0], **st.to_dict()} for k, (_, keys) in by_model.items() for st in
               (times[k][key] for key in sorted(keys))]
-    return {"suite": suite_name, "scale": scale_name, "device": str(dev), "runs": rows, "shapes": shapes,
+    return {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "runs": rows, "shapes": shapes,
             "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
                            "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}

@@ -15,6 +15,9 @@ RECORD_VERSION = 1
 # Settings that change where or how a run executes, not what it computes.
 NOT_IN_RUN_ID = ("output_dir", "resume")
 NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_checkpoints")
+# Keys added after records were first written: hashed only when set off their default, so the ids of
+# records made before them (which ran at that default) stay valid. A step mode changes the timings.
+TRAIN_HASHED_WHEN_SET = {"step": "eager"}
 
 
 def results_root() -> Path:
@@ -31,6 +34,9 @@ def run_id(spec: RunSpec) -> str:
     d["data"].pop("cache", None)  # a frame cache serves the very frames decoding would
     for key in NOT_IN_RUN_ID_TRAIN:
         d["train"].pop(key, None)
+    for key, default in TRAIN_HASHED_WHEN_SET.items():
+        if d["train"].get(key) == default:
+            d["train"].pop(key)
     return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -116,6 +116,7 @@ class TrainSpec:
     keep_checkpoints: int = 3
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
+    step: str = "eager"  # "eager", "cuda_graphs" (one CUDA graph per planned shape), "compile" (torch.compile)
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ SCALES = ("smoke", "proxy", "paper")
 DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
+STEP_MODES = ("eager", "cuda_graphs", "compile")  # harness.train.step implements them
 POLICIES = ("step", "cosine")
 
 
@@ -319,6 +321,13 @@ def validate(spec: RunSpec) -> RunSpec:
                                 ("channels_last", t.channels_last, SWITCHES)):
         _require(value in choices, f"'train.{key}' must be one of {choices}, got '{value}'."
                  + did_you_mean(value, choices))
+    _require(t.step in STEP_MODES, f"'train.step' must be one of {STEP_MODES}, got '{t.step}'."
+             + did_you_mean(t.step, STEP_MODES))
+    _require(t.step != "cuda_graphs" or spec.num_gpus == 1,
+             f"'train.step=cuda_graphs' runs in one process only (DDP's all-reduce and synchronised BN are not "
+             f"captured), but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
+    _require(t.step != "cuda_graphs" or t.device != "cpu",
+             "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn"):
         _require(getattr(t, key) >= 0, f"'train.{key}' must be >= 0, got {getattr(t, key)}.")
     for key in ("keep_checkpoints", "eval_batch_size", "log_every"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import torch
@@ -34,23 +33,24 @@ def _sync(device: torch.device) -> None:
 
 def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: int, s: int, batch: int,
                        bn_splits: int, device: torch.device, *, bf16: bool, channels_last: bool,
-                       warmup: int = 3, repeats: int = 10) -> StepTime:
-    """Median time of forward + backward + SGD step on random clips of batch×3×t×s×s."""
+                       step: str = "eager", warmup: int = 3, repeats: int = 10) -> StepTime:
+    """Median time of forward + backward + SGD step on random clips of batch×3×t×s×s, run the way the
+    trainer runs it with `train.step=<step>` (the first warm-up step captures or compiles)."""
+    from harness.train.step import make_step
+
     set_bn_layout(multigrid_bns(model), bn_splits, 1)
     fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
     clip = torch.randn(batch, 3, t, s, s, device=device).to(memory_format=fmt)
     labels = torch.randint(0, 2, (batch,), device=device)
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
+    runner = make_step(step, model, optimizer, nn.functional.cross_entropy, bf16, device)
+    key = (t, s, batch, bn_splits, 1)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     times = []
     for i in range(warmup + repeats):
         _sync(device)
         start = time.perf_counter()
-        with autocast:
-            loss = nn.functional.cross_entropy(model(clip).float(), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        runner(clip, labels, key)
         optimizer.step()
         _sync(device)
         if i >= warmup:

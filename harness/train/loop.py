@@ -37,6 +37,7 @@ from harness.train import checkpoint as ckpt
 from harness.train.distributed import DistInfo, agree, cleanup, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
+from harness.train.step import make_step
 
 log = logging.getLogger("harness.train")
 
@@ -128,6 +129,9 @@ def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
 
 def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any]:
     out = Path(spec.output_dir)
+    if spec.train.step == "cuda_graphs" and info.device.type != "cuda":
+        raise SpecError("train.step=cuda_graphs replays CUDA graphs, but no CUDA GPU is visible here. "
+                        "Use train.step=eager (or compile).")
     plan = build_plan(spec)
     require_planned_frames(plan)
     if info.world_size != spec.num_gpus:
@@ -157,7 +161,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
     net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
         if info.distributed else model
-    loss_fn = _loss_fn(multilabel)
+    step = make_step(spec.train.step, net, optimizer, _loss_fn(multilabel), bf16, info.device,
+                     shapes=len(planned_shapes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:
         x = normalize(clips.to(info.device, non_blocking=True))
@@ -189,11 +194,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
                 for group in optimizer.param_groups:
                     group["lr"] = it.lr
                 clips, labels = prepare(batch["clips"]), batch["labels"].to(info.device, non_blocking=True)
-                with autocast:
-                    logits = net(clips)
-                loss = loss_fn(logits.float(), labels)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
+                loss = step(clips, labels, (it.t, it.s, len(clips), *layout))
                 loss_value = loss.item()  # synchronises: the step below is timed to completion
                 finite, same_shape = agree(info, math.isfinite(loss_value), it.t, it.s, len(clips))
                 if not finite:
@@ -243,6 +244,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
+    # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
+    record["step"] = {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations}
     if info.is_main:
         write_record(record, out, spec, results)
     return record

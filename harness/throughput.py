@@ -1,0 +1,160 @@
+"""`harness throughput`: training clips/s of the trainer's step at a recipe's baseline shape, beside a plain loop.
+
+For each recipe and per-GPU batch, on one device, with the same model and the same random clips:
+
+- ``plain``: the textbook PyTorch loop (zero_grad, autocast forward, loss, backward, SGD step) with no
+  per-step synchronisation: the upper bound of an eager loop;
+- ``eager``, ``eager_autotuned`` (with cuDNN autotuning), ``cuda_graphs``, ``compile``: the trainer's
+  step (harness.train.step) as `train.step` runs it, including what the trainer does every iteration besides (reading the loss, which
+  synchronises: it is checked for NaN and the step is timed to completion).
+
+Each row also gives the achieved TFLOP/s (training ≈ 3× the fvcore forward FLOPs) and its share
+of a large bf16 matrix product measured on the same device: how far the step is from the GPU's
+limit. Capture/compile time is reported apart from the steady-state step time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.flops import count_flops
+from harness.train.step import make_step
+
+MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile")
+# cuDNN autotuning (torch.backends.cudnn.benchmark) per mode: off for the trainer's default eager step, on for
+# the step modes that specialise per shape anyway; "eager_autotuned" separates its gain from the graphs'.
+AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": True, "compile": True}
+DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
+
+
+@dataclass(frozen=True)
+class ThroughputRow:
+    recipe: str
+    model: str
+    t: int
+    s: int
+    batch: int
+    mode: str
+    ms_per_step: float
+    clips_per_s: float
+    setup_s: float  # capture or compile time (not in ms_per_step)
+    train_tflops: float  # 3 × forward FLOPs / step time
+    share_of_matmul: float  # train_tflops over the device's measured bf16 matmul rate
+    peak_mem_gib: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> float:
+    """The device's bf16 (GPU) or fp32 (CPU) dense matrix-product rate, measured: the practical ceiling."""
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    n = n if device.type == "cuda" else 1024
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    for _ in range(3):
+        a @ b
+    _sync(device)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    _sync(device)
+    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e12
+
+
+def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
+                bf16: bool, steps: int) -> None:
+    autocast = torch.autocast(clips.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        with autocast:
+            logits = model(clips)
+        nn.functional.cross_entropy(logits.float(), labels).backward()
+        optimizer.step()
+
+
+def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor,
+              labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int) -> tuple[float, float]:
+    """(ms per step over `repeats` steps after `warmup`, setup seconds) of one mode."""
+    device = clips.device
+    if mode == "plain":
+        _plain_loop(model, optimizer, clips, labels, bf16, warmup)
+        _sync(device)
+        start = time.perf_counter()
+        _plain_loop(model, optimizer, clips, labels, bf16, repeats)
+        _sync(device)
+        return (time.perf_counter() - start) / repeats * 1e3, 0.0
+    runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
+    key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
+
+    def trainer_steps(n: int) -> None:
+        for _ in range(n):
+            loss = runner(clips, labels, key)
+            loss.item()  # the trainer reads every loss (NaN check, log)
+            optimizer.step()
+            _sync(device)  # and times every step to completion
+
+    trainer_steps(warmup)
+    start = time.perf_counter()
+    trainer_steps(repeats)
+    return (time.perf_counter() - start) / repeats * 1e3, runner.setup_s
+
+
+def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
+                       warmup: int = 5, repeats: int = 20, progress=None) -> dict:
+    """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready."""
+    from harness.config import compose
+
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    on_gpu = dev.type == "cuda"
+    bf16, fmt = on_gpu, (torch.channels_last_3d if on_gpu else torch.contiguous_format)
+    ceiling = matmul_tflops(dev)
+    rows = []
+    for recipe in recipes:
+        spec = compose([f"recipe={recipe}"])
+        t, s = spec.data.num_frames, spec.data.crop_size
+        torch.manual_seed(0)
+        model = build_model(spec.model, spec.data.num_classes)
+        gflops = count_flops(model, t, s).gflops
+        model = model.to(dev, memory_format=fmt).train()
+        set_bn_layout(multigrid_bns(model), 1, 1)
+        for batch in batches:
+            clips = torch.randn(batch, 3, t, s, s, device=dev).contiguous(memory_format=fmt)
+            labels = torch.randint(0, spec.data.num_classes, (batch,), device=dev)
+            for mode in modes:
+                optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9, nesterov=True)
+                if on_gpu:
+                    torch.cuda.empty_cache()
+                    torch.cuda.reset_peak_memory_stats(dev)
+                torch.backends.cudnn.benchmark = AUTOTUNED[mode]
+                try:
+                    ms, setup = time_mode(mode, model, optimizer, clips, labels, bf16, warmup=warmup,
+                                          repeats=repeats)
+                except torch.OutOfMemoryError:
+                    ms, setup = float("nan"), float("nan")
+                peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
+                tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
+                rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
+                                          tflops, tflops / ceiling, peak))
+                for p in model.parameters():
+                    p.grad = None
+                del optimizer
+                if progress is not None:
+                    progress.update(1)
+        del model
+    torch.backends.cudnn.benchmark = False
+    return {"device": torch.cuda.get_device_name(dev) if on_gpu else "cpu", "matmul_tflops": ceiling,
+            "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats,
+            "rows": [r.to_dict() for r in rows],
+            "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's step "
+                     "incl. its per-step loss read and synchronisation; setup_s: capture/compile, not in ms"}

@@ -1,0 +1,169 @@
+"""How one training step's forward and backward run: eagerly, replayed from a CUDA graph per shape, or compiled.
+
+Multigrid trains at a handful of batch shapes, all known from the Plan before training starts.
+At the reference's 8 clips per GPU a modern GPU finishes a step's kernels faster than Python can
+launch them, so every shape costs about the same wall-clock however small it is, and multigrid's
+smaller shapes buy little. Two remedies, chosen with `train.step`:
+
+- ``cuda_graphs``: the first time a (shape, per-GPU batch, BN layout) comes up, run it a few times
+  on a side stream (cuDNN autotuning, on in this mode, picks each convolution's kernel there), then
+  capture forward + loss + backward into a CUDA graph; every later iteration at that shape copies its batch into the graph's input
+  and replays it, one launch instead of thousands. All graphs share one memory pool: they never
+  run concurrently, and every tensor read after a replay (the loss, the gradients) is read before
+  the next replay. The optimizer step stays eager (a few fused multi-tensor kernels), so the LR can
+  change every iteration. Single process only: multigrid's synchronised BN and DDP's gradient
+  all-reduce would have to be captured too.
+- ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
+  each at paper scale, which a multi-day run amortises and a proxy run does not).
+
+Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from harness.spec import STEP_MODES
+
+StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class EagerStep:
+    """zero_grad, forward under autocast, loss in fp32, backward; returns the loss tensor."""
+
+    mode = "eager"
+
+    def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
+                 device: torch.device) -> None:
+        self.net, self.optimizer, self.loss_fn, self.bf16, self.device = net, optimizer, loss_fn, bf16, device
+        self.setup_s = 0.0  # time spent capturing or compiling, included in the run's wall-clock
+
+    @property
+    def specialisations(self) -> int:
+        """How many shapes got their own graph or compilation."""
+        return 0
+
+    def _autocast(self, cache_enabled: bool = True):
+        if not self.bf16:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, cache_enabled=cache_enabled)
+
+    def _forward_backward(self, clips: torch.Tensor, labels: torch.Tensor, graph_safe: bool = False) -> torch.Tensor:
+        """`graph_safe`: zero the gradients in place (a graph must write the same tensors every replay) and
+        keep autocast from caching bf16 weight copies (a cache would outlive the capture)."""
+        self.optimizer.zero_grad(set_to_none=not graph_safe)
+        with self._autocast(cache_enabled=not graph_safe):
+            logits = self.net(clips)
+        loss = self.loss_fn(logits.float(), labels)
+        loss.backward()
+        return loss
+
+    def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
+        return self._forward_backward(clips, labels)
+
+
+class GraphedStep(EagerStep):
+    """Forward + backward replayed from one CUDA graph per step key (see the module docstring)."""
+
+    mode = "cuda_graphs"
+    warmup = 3  # eager runs before a capture: cuDNN autotuning and lazy initialisation happen here
+
+    def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
+                 device: torch.device) -> None:
+        if device.type != "cuda":
+            raise ValueError("train.step=cuda_graphs needs a CUDA device")
+        super().__init__(net, optimizer, loss_fn, bf16, device)
+        self.graphs: dict[StepKey, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        self.pool = torch.cuda.graph_pool_handle()
+
+    def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
+        if key not in self.graphs:
+            self.graphs[key] = self._capture(clips, labels)
+        graph, static_clips, static_labels, static_loss = self.graphs[key]
+        static_clips.copy_(clips)
+        static_labels.copy_(labels)
+        graph.replay()
+        return static_loss
+
+    @property
+    def specialisations(self) -> int:
+        return len(self.graphs)
+
+    def _capture(self, clips: torch.Tensor, labels: torch.Tensor):
+        torch.cuda.synchronize(self.device)
+        start = time.perf_counter()
+        params = [p for group in self.optimizer.param_groups for p in group["params"]]
+        for p in params:  # gradients live outside the graphs' pool, so every graph writes the same tensors
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        static_clips, static_labels = clips.clone(), labels.clone()
+        # The warm-up runs are not training steps: BN's running statistics are put back afterwards.
+        saved = [b.detach().clone() for b in self.net.buffers()]
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            for _ in range(self.warmup):
+                self._forward_backward(static_clips, static_labels, graph_safe=True)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            static_loss = self._forward_backward(static_clips, static_labels, graph_safe=True)
+        with torch.no_grad():
+            for buffer, value in zip(self.net.buffers(), saved):
+                buffer.copy_(value)
+        torch.cuda.synchronize(self.device)
+        self.setup_s += time.perf_counter() - start
+        return graph, static_clips, static_labels, static_loss
+
+
+class CompiledStep(EagerStep):
+    """Forward + backward through ``torch.compile`` (one specialisation per shape)."""
+
+    mode = "compile"
+
+    def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
+                 device: torch.device, shapes: int = 8) -> None:
+        import torch._dynamo
+
+        # Every planned shape and BN layout is its own specialisation; Dynamo's default limit is 8.
+        torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 2 * shapes + 4)
+        super().__init__(torch.compile(net, dynamic=False), optimizer, loss_fn, bf16, device)
+        self.seen: set[StepKey] = set()
+
+    @property
+    def specialisations(self) -> int:
+        return len(self.seen)
+
+    def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
+        if key in self.seen:
+            return self._forward_backward(clips, labels)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        start = time.perf_counter()
+        loss = self._forward_backward(clips, labels)  # the first call at a shape compiles it
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        self.setup_s += time.perf_counter() - start
+        self.seen.add(key)
+        return loss
+
+
+def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
+              device: torch.device, shapes: int = 8) -> EagerStep:
+    if mode == "eager":
+        return EagerStep(net, optimizer, loss_fn, bf16, device)
+    if device.type == "cuda":  # shapes are specialised anyway: let cuDNN pick each convolution's fastest kernel
+        torch.backends.cudnn.benchmark = True
+    if mode == "cuda_graphs":
+        return GraphedStep(net, optimizer, loss_fn, bf16, device)
+    if mode == "compile":
+        return CompiledStep(net, optimizer, loss_fn, bf16, device, shapes)
+    raise ValueError(f"train.step must be one of {STEP_MODES}, got {mode!r}")

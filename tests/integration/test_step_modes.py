@@ -1,0 +1,94 @@
+"""The trainer's step modes compute what the eager step computes (GPU), and refuse what they cannot do (CPU)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.results import run_id
+from harness.spec import ModelSpec, RunSpec, SpecError, TrainSpec, spec_from_dict
+from harness.train.loop import train
+from harness.train.step import make_step
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+# (t, s, per-GPU batch, BN splits): SlowFast needs t divisible by its alpha of 4; one shape uses sub-batch BN,
+# and the first shape comes back after the others, so a graph is replayed after other graphs ran.
+SHAPES = [(16, 32, 8, 1), (8, 48, 4, 1), (8, 32, 8, 2), (16, 32, 8, 1)]
+
+
+def _train(mode: str, steps: int) -> tuple[list[float], dict[str, torch.Tensor]]:
+    torch.manual_seed(0)
+    model = build_model(ModelSpec(name="slowfast_r50_8x8", width=0.25, dropout=0.0), 10).cuda().train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, nesterov=True, weight_decay=1e-4)
+    runner = make_step(mode, model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cuda"))
+    generator = torch.Generator(device="cuda").manual_seed(1)
+    bns = multigrid_bns(model)
+    losses = []
+    for i in range(steps):
+        t, s, batch, splits = SHAPES[i % len(SHAPES)]
+        set_bn_layout(bns, splits, 1)
+        clips = torch.randn(batch, 3, t, s, s, device="cuda", generator=generator)
+        labels = torch.randint(0, 10, (batch,), device="cuda", generator=generator)
+        for group in optimizer.param_groups:
+            group["lr"] = 0.01 * (1 + i % 3)  # the LR changes every iteration, as under the Plan
+        losses.append(runner(clips, labels, (t, s, batch, splits, 1)).item())
+        optimizer.step()
+    assert runner.specialisations == (0 if mode == "eager" else len(set(SHAPES)))
+    return losses, {k: v.detach().float().clone() for k, v in model.state_dict().items()}
+
+
+def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
+    return ((a - b).norm() / b.norm().clamp_min(1e-12)).item()
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("mode", ["cuda_graphs", "compile"])
+def test_step_mode_trains_like_the_eager_step(mode):
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        steps = 2 * len(SHAPES)
+        eager_losses, eager_state = _train("eager", steps)
+        losses, state = _train(mode, steps)
+    finally:
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.allow_tf32 = True
+    assert losses == pytest.approx(eager_losses, rel=1e-3)
+    # Weights and BN running statistics (which the capture's warm-up runs must not have moved) agree.
+    for key, value in eager_state.items():
+        if value.dtype.is_floating_point and value.norm() > 0:
+            assert _relative(state[key], value) < 1e-3, key
+
+
+def test_cuda_graphs_are_refused_where_they_cannot_run():
+    with pytest.raises(SpecError, match="one process only"):
+        RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()
+    with pytest.raises(SpecError, match="needs a CUDA GPU"):
+        RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs", device="cpu")).replace()
+    with pytest.raises(SpecError, match="Did you mean 'cuda_graphs'"):
+        RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graph")).replace()
+
+
+def test_step_mode_changes_the_run_id_only_when_set():
+    base = RunSpec(num_gpus=1)
+    assert run_id(base) == run_id(base.replace(train=TrainSpec(step="eager")))
+    assert run_id(base) != run_id(base.replace(train=TrainSpec(step="compile")))
+    # Records written before train.step existed keep their ids (reproduce finds them, reports keep them).
+    records = sorted(Path(__file__).resolve().parents[2].glob("results/kinetics_ablation/proxy/*.json"))
+    assert records, "the committed proxy records are missing"
+    for path in records:
+        record = json.loads(path.read_text())
+        assert "step" not in record["spec"]["train"]
+        assert run_id(spec_from_dict(record["spec"])) == record["run_id"], path.name
+
+
+def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    spec = RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs"), output_dir=str(tmp_path))
+    with pytest.raises(SpecError, match="no CUDA GPU is visible"):
+        train(spec)
