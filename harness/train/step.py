@@ -7,7 +7,8 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
 
 - ``cuda_graphs``: the first time a (shape, per-GPU batch, BN layout) comes up, run it a few times
   on a side stream (cuDNN autotuning, on in this mode, picks each convolution's kernel there), then
-  capture forward + loss + backward into a CUDA graph; every later iteration at that shape copies its batch into the graph's input
+  capture forward + loss + backward into a CUDA graph; every later iteration at that shape copies
+  its batch into the graph's input
   and replays it, one launch instead of thousands. All graphs share one memory pool: they never
   run concurrently, and every tensor read after a replay (the loss, the gradients) is read before
   the next replay. The optimizer step stays eager (a few fused multi-tensor kernels), so the LR can
