@@ -11,7 +11,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.reproduce import reproduce
 
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
-                       args.gpus, report=not args.no_report, dry_run=args.dry_run)
+                       args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only)
     return 1 if failed else 0
 
 
@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--scale", default=None, help="smoke | proxy | paper (default: proxy with a GPU, else smoke)")
     rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
     rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
+    rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
+                     help="run only these variants of the suite (the report still shows every record)")
     rep.add_argument("--no-report", action="store_true")
     rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
     rep.add_argument("overrides", nargs="*", help="key=value overrides for every run, e.g. data.root=DIR")

@@ -13,7 +13,10 @@ PACKAGES = ("torch", "torchvision", "av", "fvcore", "hydra-core", "numpy", "mult
 
 
 def git_commit(repo: Path | None = None) -> str:
-    """The checkout's commit, with '+dirty' if tracked files changed; 'unknown' outside git."""
+    """$HARNESS_COMMIT when set (by whoever ran a copy of a checkout whose .git is absent or stale), else the
+    checkout's commit, with '+dirty' if tracked files changed; 'unknown' outside git."""
+    if os.environ.get("HARNESS_COMMIT"):
+        return os.environ["HARNESS_COMMIT"]
     cwd = repo or Path(__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
@@ -22,7 +25,7 @@ def git_commit(repo: Path | None = None) -> str:
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return os.environ.get("HARNESS_COMMIT", "unknown")
+        return "unknown"
 
 
 def versions() -> dict[str, str]:

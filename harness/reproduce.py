@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.results import record_path, results_root, run_id
-from harness.spec import SpecError
+from harness.spec import SpecError, did_you_mean
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
 
 log = logging.getLogger("harness.reproduce")
@@ -91,9 +91,14 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
 
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
-              dry_run: bool = False) -> int:
+              dry_run: bool = False, only: list[str] | None = None) -> int:
     """Run the suite's missing runs and write the report; returns the number of failed runs."""
     suite = load_suite(suite_name)
+    unknown = sorted(set(only or []) - {r.variant for r in suite.runs})
+    if unknown:
+        names = [r.variant for r in suite.runs]
+        raise SpecError(f"--only: suite {suite_name} has no variant {unknown[0]!r}.{did_you_mean(unknown[0], names)} "
+                        f"Its variants: {', '.join(names)}.")
     scale = load_scale(scale_name or default_scale())
     overrides = list(overrides or [])
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
@@ -103,6 +108,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     else:
         root, cache = (None, None) if user_root else prepare_synthetic(scale)
     runs = resolve_suite(suite, scale, overrides, root, cache)
+    if only:
+        runs = [r for r in runs if r.run.variant in only]
     results = results or results_root()
     todo, failed = [], 0
     for r in runs:

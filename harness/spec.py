@@ -116,7 +116,7 @@ class TrainSpec:
     keep_checkpoints: int = 3
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
-    step: str = "eager"  # "eager", "cuda_graphs" (one CUDA graph per planned shape), "compile" (torch.compile)
+    step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on 1 GPU)
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ SCALES = ("smoke", "proxy", "paper")
 DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
-STEP_MODES = ("eager", "cuda_graphs", "compile")  # harness.train.step implements them
+STEP_MODES = ("eager", "cuda_graphs", "compile", "auto")  # harness.train.step implements them
 POLICIES = ("step", "cosine")
 
 

@@ -4,8 +4,9 @@
 keys, so checkpoints hold plain BN and load at any split count) with two training modes:
 
 - **sub-batch BN** (`num_splits = k > 1`): statistics over `k` groups of the per-GPU batch,
-  group `i` = samples `i mod k` (reshape `N×C×…` to `N/k × kC × …`). The affine weight and
-  bias are shared by all groups. The running statistics are updated with the aggregate of
+  group `i` = the `i`-th block of `N/k` consecutive clips (the reference: clips `i mod k`, by a
+  reshape that costs copies in channels-last memory; the batch order is random either way).
+  The affine weight and bias are shared by all groups. The running statistics are updated with the aggregate of
   the groups — mean of group means; mean of (unbiased) group variances plus the variance of
   the group means — so evaluation uses one plain BN, as in the paper.
 - **synchronised BN** (`num_sync = d > 1`): statistics over the batches of `d` consecutive
@@ -16,7 +17,8 @@ rebuilt, the optimizer keeps its parameters. At split 1 and sync 1 it is plain B
 
 Difference from the reference implementation: it keeps per-group running statistics and
 aggregates them only when a checkpoint is saved, so its eval variance misses the spread of
-the group means that our per-step aggregate keeps. Training outputs are identical.
+the group means that our per-step aggregate keeps. Training outputs are the reference's up to which clips
+share a group (above).
 """
 
 from __future__ import annotations
@@ -57,20 +59,23 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         n = x.shape[0]
         if n % k:
             raise ValueError(f"sub-batch BN: batch of {n} clips cannot be split into {k} equal groups")
-        grouped = x.reshape(n // k, k * c, *x.shape[2:])
-        # Temporary per-group buffers with momentum 1 receive exactly this batch's group statistics.
-        group_mean = torch.zeros(k * c, device=x.device, dtype=torch.float32)
-        group_var = torch.ones(k * c, device=x.device, dtype=torch.float32)
-        out = F.batch_norm(grouped, group_mean, group_var, self.weight.repeat(k), self.bias.repeat(k),
-                           training=True, momentum=1.0, eps=self.eps)
+        # Group i = the i-th block of n/k consecutive clips: a block along the batch dimension is contiguous
+        # in channels-last memory too, so each group runs the fast BN kernel in place and only the
+        # concatenation copies. (The reference reshapes to n/k × kC, group i = clips i mod k, which copies
+        # channels-last activations twice each way and hands the next convolution a channels-first tensor.)
+        # The batch is a uniform shuffle, so either rule draws the same random partition.
+        # Per-group buffers with momentum 1 receive exactly this batch's group statistics.
+        group_mean = torch.zeros(k, c, device=x.device, dtype=torch.float32)
+        group_var = torch.ones(k, c, device=x.device, dtype=torch.float32)
+        out = torch.cat([F.batch_norm(chunk, group_mean[i], group_var[i], self.weight, self.bias, training=True,
+                                      momentum=1.0, eps=self.eps) for i, chunk in enumerate(x.chunk(k))])
         with torch.no_grad():
-            means, variances = group_mean.view(k, c), group_var.view(k, c)
-            batch_mean = means.mean(0)
-            batch_var = variances.mean(0) + means.var(0, unbiased=False)
+            batch_mean = group_mean.mean(0)
+            batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
             factor = self._update_factor()
             self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), factor)
             self.running_var.lerp_(batch_var.to(self.running_var.dtype), factor)
-        return out.reshape(x.shape)
+        return out
 
     def _synced_forward(self, x: torch.Tensor) -> torch.Tensor:
         if not (dist.is_available() and dist.is_initialized()):

@@ -37,7 +37,7 @@ from harness.train import checkpoint as ckpt
 from harness.train.distributed import DistInfo, agree, cleanup, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
-from harness.train.step import make_step
+from harness.train.step import make_step, resolve_step_mode
 
 log = logging.getLogger("harness.train")
 
@@ -161,7 +161,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
     net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
         if info.distributed else model
-    step = make_step(spec.train.step, net, optimizer, _loss_fn(multilabel), bf16, info.device,
+    step_mode = resolve_step_mode(spec.train.step, on_gpu, info.world_size)
+    step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
                      shapes=len(planned_shapes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:

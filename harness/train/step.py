@@ -17,6 +17,7 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
 - ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
   each at paper scale, which a multi-day run amortises and a proxy run does not).
 
+``auto`` picks ``cuda_graphs`` for one process on a GPU and ``eager`` otherwise.
 Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
 """
 
@@ -155,6 +156,13 @@ class CompiledStep(EagerStep):
         self.setup_s += time.perf_counter() - start
         self.seen.add(key)
         return loss
+
+
+def resolve_step_mode(mode: str, on_gpu: bool, world_size: int) -> str:
+    """`auto`: CUDA graphs for a single process on a GPU (where they are allowed), else eager."""
+    if mode != "auto":
+        return mode
+    return "cuda_graphs" if on_gpu and world_size == 1 else "eager"
 
 
 def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,

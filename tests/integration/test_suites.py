@@ -77,3 +77,15 @@ def test_reproduce_dry_run_prints_torchrun_for_multi_gpu_runs(tmp_path):
     assert len(lines) == 2
     assert all("torch.distributed.run --nproc_per_node=2" in line and "num_gpus=2" in line for line in lines)
     assert not (tmp_path / "smoke").exists(), "a dry run trains nothing"
+
+
+def test_reproduce_only_runs_the_named_variants(tmp_path):
+    base = [sys.executable, "-m", "harness", "reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run",
+            "--results", str(tmp_path)]
+    done = subprocess.run([*base, "--only", "multigrid"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if "harness train" in line]
+    assert len(lines) == 1 and "variant=multigrid" in lines[0]
+    wrong = subprocess.run([*base, "--only", "multigrd"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "no variant 'multigrd'" in wrong.stderr and "Did you mean 'multigrid'" in wrong.stderr

@@ -10,17 +10,19 @@ from harness.spec import ModelSpec
 
 
 def independent_sub_bn(x, weight, bias, k, eps=1e-5):
-    """Group i = samples i mod k, normalised with its own batch statistics, shared affine (a plain loop)."""
+    """Group i = the i-th block of N/k clips, normalised with its own batch statistics, shared affine (a plain
+    loop)."""
     out = torch.empty_like(x)
     means, variances = [], []
+    n = len(x) // k
     for i in range(k):
-        group = x[i::k]
+        group = x[i * n:(i + 1) * n]
         dims = [0, 2, 3, 4]
         mean = group.mean(dims)
         var = group.var(dims, unbiased=False)
         shape = (1, -1, 1, 1, 1)
-        out[i::k] = (group - mean.view(shape)) / torch.sqrt(var.view(shape) + eps) * weight.view(shape) + bias.view(
-            shape)
+        normalised = (group - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)
+        out[i * n:(i + 1) * n] = normalised * weight.view(shape) + bias.view(shape)
         means.append(mean)
         variances.append(group.var(dims, unbiased=True))
     means, variances = torch.stack(means), torch.stack(variances)
@@ -120,3 +122,14 @@ def test_cumulative_average_for_precise_bn():
         aggregates.append((mean, var))
     torch.testing.assert_close(bn.running_mean, torch.stack([m for m, _ in aggregates]).mean(0))
     torch.testing.assert_close(bn.running_var, torch.stack([v for _, v in aggregates]).mean(0))
+
+
+def test_sub_batch_bn_keeps_channels_last_memory():
+    """The next convolution must get channels-last activations (a channels-first tensor costs it a conversion)."""
+    bn = MultigridBatchNorm3d(4)
+    bn.num_splits = 2
+    x = torch.randn(4, 4, 2, 3, 3).contiguous(memory_format=torch.channels_last_3d)
+    out = bn(x)
+    assert out.is_contiguous(memory_format=torch.channels_last_3d)
+    reference, _, _ = independent_sub_bn(x.contiguous(), bn.weight.detach(), bn.bias.detach(), 2)
+    torch.testing.assert_close(out, reference, rtol=1e-4, atol=1e-5)
