@@ -11,7 +11,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.reproduce import reproduce
 
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
-                       args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only)
+                       args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
+                       launcher=args.launcher, nodes=args.nodes)
     return 1 if failed else 0
 
 
@@ -39,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="run only these variants of the suite (the report still shows every record)")
     rep.add_argument("--no-report", action="store_true")
     rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
+    rep.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",
+                     help="with --dry-run: print commands for this host (local), for a multi-node torchrun "
+                          "rendezvous (torchrun), or a Hydra submitit sweep for Slurm (slurm)")
+    rep.add_argument("--nodes", type=int, default=1, help="with --launcher torchrun/slurm: nodes per run")
     rep.add_argument("overrides", nargs="*", help="key=value overrides for every run, e.g. data.root=DIR")
     rep.set_defaults(func=cmd_reproduce)
     suites = sub.add_parser("suites", help="list the suites and scales")

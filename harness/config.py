@@ -52,15 +52,23 @@ def _recipe_tree(recipe: str) -> dict:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.config_store import ConfigStore
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf import OmegaConf, open_dict
 
     ConfigStore.instance().store(name="_defaults", node=RunSpec().to_dict())
+    # Inside a Hydra app (python -m harness.launch) Hydra is initialised already: step aside, then restore it.
+    outer = GlobalHydra.instance().hydra if GlobalHydra.instance().is_initialized() else None
+    GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(suites_dir()), version_base="1.3"):
             cfg = hydra_compose(config_name="config", overrides=[f"recipe={recipe}"])
     except HydraException as err:
         raise SpecError(f"Could not compose recipe '{recipe}': {err}") from err
+    finally:
+        if outer is not None:
+            GlobalHydra.instance().clear()
+            GlobalHydra.instance().initialize(outer)
     with open_dict(cfg):
         cfg["recipe"] = cfg.get("recipe") or recipe
     return OmegaConf.to_container(cfg, resolve=False)

@@ -75,6 +75,43 @@ def train_command(run: ResolvedRun, out: Path, port: int = 29500) -> list[str]:
     return [sys.executable, *args]
 
 
+def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path, overrides: list[str],
+                 launcher: str, nodes: int) -> list[str]:
+    """What `reproduce` would launch, one line per run (local: torchrun on this host; torchrun: the command for
+    every node of a multi-node rendezvous; slurm: one Hydra submitit sweep per GPU count)."""
+    quote = shlex.quote
+    if launcher == "local":
+        return [" ".join(quote(c) for c in train_command(r, out_root / f"{r.run.variant}-{run_id(r.spec)}"))
+                for r in todo]
+    for r in todo:
+        if r.spec.num_gpus % nodes:
+            raise SpecError(f"{r.run.variant}: num_gpus={r.spec.num_gpus} does not split over --nodes={nodes}.")
+    if launcher == "torchrun":
+        lines = []
+        for r in todo:
+            args = ["-m", "harness", "train", *r.overrides,
+                    f"output_dir={out_root / f'{r.run.variant}-{run_id(r.spec)}'}", "resume=true"]
+            lines.append(" ".join([
+                "torchrun", f"--nnodes={nodes}", f"--nproc_per_node={r.spec.num_gpus // nodes}",
+                "--rdzv-backend=c10d", "--rdzv-endpoint=$MASTER_ADDR:29500", f"--rdzv-id={run_id(r.spec)}",
+                *(quote(a) for a in args)]) + f"   # on each of the {nodes} node(s)")
+        return lines
+    by_gpus: dict[int, list[str]] = {}
+    for r in todo:
+        by_gpus.setdefault(r.spec.num_gpus, []).append(r.run.variant)
+    lines = []
+    for gpus, variants in sorted(by_gpus.items()):
+        extra = overrides
+        lines.append(" ".join([
+            "python -m harness.launch -m", f"suite={suite}", f"scale={scale}", f"variant={','.join(variants)}",
+            *([quote("overrides=[" + ",".join(f'"{o}"' for o in extra) + "]")] if extra else []),
+            "hydra/launcher=submitit_slurm", f"hydra.launcher.nodes={nodes}",
+            f"hydra.launcher.tasks_per_node={gpus // nodes}", f"hydra.launcher.gpus_per_node={gpus // nodes}",
+            "hydra.launcher.cpus_per_task=10", "hydra.launcher.timeout_min=4320",
+            "hydra.launcher.max_num_timeout=3  # resubmitted jobs resume from their last checkpoint"]))
+    return lines
+
+
 def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: Path,
              port: int) -> tuple[str, int, float]:
     out = out_root / f"{run.run.variant}-{run_id(run.spec)}"
@@ -91,7 +128,8 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
 
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
-              dry_run: bool = False, only: list[str] | None = None) -> int:
+              dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
+              nodes: int = 1) -> int:
     """Run the suite's missing runs and write the report; returns the number of failed runs."""
     suite = load_suite(suite_name)
     unknown = sorted(set(only or []) - {r.variant for r in suite.runs})
@@ -121,9 +159,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             todo.append(r)
     out_root = Path("outputs") / suite.name
     if dry_run:
-        for r in todo:
-            out = out_root / f"{r.run.variant}-{run_id(r.spec)}"
-            print(" ".join(shlex.quote(c) for c in train_command(r, out)))
+        for line in launch_lines(suite.name, scale.name, todo, out_root, overrides, launcher, nodes):
+            print(line)
         return 0
     if todo:
         n_gpus = gpus if gpus is not None else _local_gpus()

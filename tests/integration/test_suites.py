@@ -89,3 +89,20 @@ def test_reproduce_only_runs_the_named_variants(tmp_path):
     wrong = subprocess.run([*base, "--only", "multigrd"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert wrong.returncode == 2
     assert "no variant 'multigrd'" in wrong.stderr and "Did you mean 'multigrid'" in wrong.stderr
+
+
+def test_reproduce_dry_run_prints_multi_node_and_slurm_launches(tmp_path):
+    base = [sys.executable, "-m", "harness", "reproduce", "--suite", "smoke", "--scale", "paper", "--dry-run",
+            "--results", str(tmp_path), "--nodes", "2", "data.root=/data/k400"]
+    torchrun = subprocess.run([*base, "--launcher", "torchrun"], capture_output=True, text=True, timeout=300)
+    assert torchrun.returncode == 0, torchrun.stderr[-2000:]
+    lines = [line for line in torchrun.stdout.splitlines() if line.startswith("torchrun")]
+    assert len(lines) == 2 and all("--nnodes=2 --nproc_per_node=4 --rdzv-backend=c10d" in line for line in lines)
+    slurm = subprocess.run([*base, "--launcher", "slurm"], capture_output=True, text=True, timeout=300)
+    assert slurm.returncode == 0, slurm.stderr[-2000:]
+    (line,) = [line for line in slurm.stdout.splitlines() if line.startswith("python -m harness.launch")]
+    assert "variant=baseline,multigrid" in line and "hydra/launcher=submitit_slurm" in line
+    assert "hydra.launcher.nodes=2 hydra.launcher.tasks_per_node=4" in line
+    odd = subprocess.run([*base[:-3], "--nodes", "3", "--launcher", "slurm", "data.root=/d"], capture_output=True,
+                         text=True, timeout=300)
+    assert odd.returncode == 2 and "does not split over --nodes=3" in odd.stderr

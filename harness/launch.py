@@ -1,0 +1,96 @@
+"""`python -m harness.launch`: suite runs as Hydra jobs, for Hydra's launchers (submitit on Slurm).
+
+One job trains one variant of a suite, resumably (a resubmitted or requeued job continues from its
+last checkpoint). Sweep the variants with Hydra's multirun and pick a launcher:
+
+    python -m harness.launch -m suite=kinetics_ablation scale=paper variant=baseline,multigrid \\
+        hydra/launcher=submitit_slurm hydra.launcher.nodes=1 hydra.launcher.tasks_per_node=8 \\
+        hydra.launcher.gpus_per_node=8 hydra.launcher.cpus_per_task=10 hydra.launcher.timeout_min=4320
+
+Under submitit every task is one rank: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT
+come from submitit's job environment, so `nodes × tasks_per_node` must equal the run's num_gpus.
+`harness reproduce --dry-run --launcher slurm` prints this command for a suite; `dry_run=true`
+makes each job print what it would train instead of training.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from harness.config import suites_dir
+from harness.spec import SpecError, did_you_mean
+
+
+def submitit_rank_environment(master_port: int) -> bool:
+    """Export torchrun's variables from submitit's job environment; False when not in a submitit job."""
+    if not os.environ.get("SUBMITIT_EXECUTOR"):
+        return False
+    import submitit
+
+    env = submitit.JobEnvironment()
+    os.environ.update({"RANK": str(env.global_rank), "WORLD_SIZE": str(env.num_tasks),
+                       "LOCAL_RANK": str(env.local_rank), "MASTER_ADDR": env.hostnames[0],
+                       "MASTER_PORT": str(master_port)})
+    return True
+
+
+def run_job(cfg: DictConfig) -> str:
+    """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
+    from harness.reproduce import prepare_synthetic
+    from harness.results import run_id
+    from harness.suite import load_scale, load_suite, resolve_suite
+    from harness.train.distributed import init_distributed
+    from harness.train.loop import train
+
+    suite, scale = load_suite(str(cfg.suite)), load_scale(str(cfg.scale))
+    names = [r.variant for r in suite.runs]
+    if cfg.variant not in names:
+        raise SpecError(f"variant={cfg.variant!r} is not in suite {suite.name}.{did_you_mean(str(cfg.variant), names)} "
+                        f"Its variants: {', '.join(names)}.")
+    overrides = [str(o) for o in cfg.overrides]
+    submitit_rank_environment(int(cfg.master_port))
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    if not cfg.dry_run and world > 1:
+        init_distributed("auto")  # rank 0 prepares the synthetic data while the others wait
+    user_root = any(o.startswith("data.root=") for o in overrides)
+    if cfg.dry_run and not user_root and scale.synthetic:
+        root, cache = "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
+    elif user_root:
+        root, cache = None, None
+    else:
+        import torch.distributed as dist
+
+        first = not dist.is_initialized() or dist.get_rank() == 0
+        root, cache = prepare_synthetic(scale) if first else (None, None)
+        if dist.is_initialized():
+            shared = [root, cache]
+            dist.broadcast_object_list(shared, src=0)
+            root, cache = shared
+    run = next(r for r in resolve_suite(suite, scale, overrides, root, cache) if r.run.variant == cfg.variant)
+    if run.spec is None:
+        raise SpecError(f"{suite.name}/{cfg.variant} cannot run: {run.skip_reason}")
+    out = Path(str(cfg.output_root)) / suite.name / f"{cfg.variant}-{run_id(run.spec)}"
+    spec = run.spec.replace(output_dir=str(out), resume=True)
+    if spec.num_gpus != world and not cfg.dry_run:
+        raise SpecError(f"{suite.name}/{cfg.variant} needs num_gpus={spec.num_gpus} processes, but this job has "
+                        f"{world}. Set hydra.launcher.nodes × hydra.launcher.tasks_per_node = {spec.num_gpus}, or "
+                        f"override num_gpus (and solver.batch_size).")
+    if cfg.dry_run:
+        print(f"{suite.name}/{cfg.variant}: {world} process(es), output {out}\n  harness train "
+              + " ".join(run.overrides))
+        return str(out)
+    train(spec, Path(str(cfg.results)) if cfg.results else None)
+    return str(out)
+
+
+def main() -> None:
+    # Hydra reads the app's config from suites/launch.yaml (suites_dir(): the checkout's, or $HARNESS_SUITES_DIR).
+    hydra.main(config_path=str(suites_dir()), config_name="launch", version_base="1.3")(run_job)()
+
+
+if __name__ == "__main__":
+    main()
