@@ -207,3 +207,40 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="write the record (JSON) here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_throughput)
+
+
+def cmd_scaling(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.io import write_json_atomic
+    from harness.provenance import provenance
+    from harness.scaling import measure_scaling
+
+    record = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats)
+    if not record.pop("is_main"):
+        return 0
+    record["provenance"] = provenance()
+    if args.out:
+        write_json_atomic(Path(args.out), record)
+    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}")
+    print(f"{'t':>3} {'s':>4} {'per-GPU':>7} {'global':>6} {'split':>5} {'sync':>4} {'ms':>7} {'clips/s':>8}")
+    for r in record["shapes"]:
+        print(f"{r['t']:>3} {r['s']:>4} {r['per_gpu_batch']:>7} {r['global_batch']:>6} {r['bn_splits']:>5} "
+              f"{r['bn_sync']:>4} {r['median_ms']:>7.1f} {r['clips_per_s']:>8.1f}")
+    for label, seconds in record["predicted_s"].items():
+        print(f"predicted {label}: {seconds:.1f} s of steps")
+    return 0
+
+
+def register_scaling(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scaling", help="DDP step time of every planned shape at the scale's global batch",
+                       description="Time every planned shape of a suite's runs (and their baselines) at the "
+                                   "scale's global batch split over this process group (run under torchrun for "
+                                   "several GPUs; alone for one). Compare the outputs of 1 and N processes.")
+    p.add_argument("--suite", default="kinetics_ablation")
+    p.add_argument("--scale", default="proxy")
+    p.add_argument("--variants", nargs="+", default=["multigrid"], metavar="VARIANT")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--out", default=None)
+    p.set_defaults(func=cmd_scaling)

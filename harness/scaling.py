@@ -1,0 +1,105 @@
+"""`harness scaling`: data-parallel step time of every planned shape at a fixed global batch.
+
+Run it once per process count at the same recipe and global batch, e.g.
+
+    harness scaling --suite kinetics_ablation --scale proxy --out one.json
+    torchrun --nproc_per_node=2 -m harness scaling --suite kinetics_ablation --scale proxy --out two.json
+
+Each process count re-plans the suite's multigrid and baseline runs for `num_gpus = world size` (the
+global batch is the scale's), so every shape runs at the per-GPU batch and BN layout (sub-batch
+splits, or BN synchronised across GPUs when a GPU holds fewer clips than the BN base size) that a
+real run at that size would use. Steps go through DDP and the trainer's eager step on random clips
+(no data loading); the median over ranks' synchronised step times is reported per shape.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.schedule import Plan, baseline_spec, build_plan
+from harness.schedule.iterations import cycle_counts
+from harness.spec import RunSpec
+from harness.train.distributed import cleanup, init_distributed
+from harness.train.step import EagerStep
+
+Key = tuple[int, int, int, int, int]  # (t, s, per-GPU batch, BN splits, BN sync)
+
+
+def planned_keys(plan: Plan) -> dict[Key, int]:
+    """Iterations per (t, s, per-GPU batch, BN splits, BN sync) of a plan."""
+    counts: dict[Key, int] = {}
+    for phase in plan.phases:
+        per_cycle = cycle_counts(plan.samples_per_rank, phase.per_gpu_batches)
+        for shape, batch, n in zip(phase.cycle, phase.per_gpu_batches, per_cycle):
+            key = (shape.t, shape.s, batch, phase.bn_splits, phase.bn_sync)
+            counts[key] = counts.get(key, 0) + n * phase.epochs
+    return counts
+
+
+def _suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
+    from harness.suite import load_scale, load_suite, resolve_suite
+
+    runs = resolve_suite(load_suite(suite), load_scale(scale), [f"num_gpus={world}"], data_root="/nonexistent")
+    return [r.spec for r in runs if r.spec is not None and r.run.variant in variants]
+
+
+def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int = 5, repeats: int = 15) -> dict:
+    info = init_distributed("auto")
+    try:
+        specs = _suite_specs(suite, scale, info.world_size, variants)
+        if not specs:
+            raise SystemExit(f"no runnable variants {variants} in suite {suite}")
+        first = specs[0]
+        counts: dict[Key, dict[str, int]] = {}
+        for spec in specs:
+            for label, plan in ((spec.variant, build_plan(spec)), ("baseline_of_" + str(spec.variant),
+                                                                    build_plan(baseline_spec(spec)))):
+                for key, n in planned_keys(plan).items():
+                    counts.setdefault(key, {})[str(label)] = n
+        on_gpu = info.device.type == "cuda"
+        fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
+        torch.manual_seed(0)
+        model = build_model(first.model, first.data.num_classes).to(info.device, memory_format=fmt).train()
+        net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
+            if info.distributed else model
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
+        step = EagerStep(net, optimizer, nn.functional.cross_entropy, on_gpu, info.device)
+        bns = multigrid_bns(model)
+        rows = []
+        for key in sorted(counts):
+            t, s, batch, splits, sync = key
+            set_bn_layout(bns, splits, sync)
+            clips = torch.randn(batch, 3, t, s, s, device=info.device).contiguous(memory_format=fmt)
+            labels = torch.randint(0, first.data.num_classes, (batch,), device=info.device)
+            times = []
+            for i in range(warmup + repeats):
+                if on_gpu:
+                    torch.cuda.synchronize(info.device)
+                if info.distributed:
+                    torch.distributed.barrier()
+                start = time.perf_counter()
+                step(clips, labels, key).item()
+                optimizer.step()
+                if on_gpu:
+                    torch.cuda.synchronize(info.device)
+                if i >= warmup:
+                    times.append(time.perf_counter() - start)
+            ms = statistics.median(times) * 1e3
+            rows.append({"t": t, "s": s, "per_gpu_batch": batch, "global_batch": batch * info.world_size,
+                         "bn_splits": splits, "bn_sync": sync, "median_ms": ms,
+                         "clips_per_s": batch * info.world_size / ms * 1e3, "iterations": counts[key]})
+        predicted = {}
+        for label in sorted({lab for c in counts.values() for lab in c}):
+            predicted[label] = sum(r["iterations"].get(label, 0) * r["median_ms"] / 1e3 for r in rows)
+        device = torch.cuda.get_device_name(info.device) if on_gpu else "cpu"
+        return {"suite": suite, "scale": scale, "world_size": info.world_size, "device": device,
+                "global_batch": first.solver.batch_size, "shapes": rows, "predicted_s": predicted,
+                "is_main": info.is_main}
+    finally:
+        cleanup(info)
