@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
 from harness.spec import STEP_MODES
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
@@ -85,6 +86,8 @@ class GraphedStep(EagerStep):
         super().__init__(net, optimizer, loss_fn, bf16, device)
         self.graphs: dict[StepKey, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()
+        # Launches cost nothing in a replay, so sub-batch BN can use its copy-free blocks for more groups.
+        set_bn_block_splits(multigrid_bns(net), BLOCK_SPLITS_GRAPHED)
 
     def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
         if key not in self.graphs:

@@ -9,30 +9,33 @@ from harness.models import MultigridBatchNorm3d, build_model, multigrid_bns, set
 from harness.spec import ModelSpec
 
 
-def independent_sub_bn(x, weight, bias, k, eps=1e-5):
-    """Group i = the i-th block of N/k clips, normalised with its own batch statistics, shared affine (a plain
-    loop)."""
+def independent_sub_bn(x, weight, bias, k, eps=1e-5, blocks=True):
+    """Group i = the i-th block of N/k clips (blocks) or clips i mod k, normalised with its own batch statistics,
+    shared affine (a plain loop)."""
     out = torch.empty_like(x)
     means, variances = [], []
     n = len(x) // k
     for i in range(k):
-        group = x[i * n:(i + 1) * n]
+        rows = slice(i * n, (i + 1) * n) if blocks else slice(i, None, k)
+        group = x[rows]
         dims = [0, 2, 3, 4]
         mean = group.mean(dims)
         var = group.var(dims, unbiased=False)
         shape = (1, -1, 1, 1, 1)
         normalised = (group - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)
-        out[i * n:(i + 1) * n] = normalised * weight.view(shape) + bias.view(shape)
+        out[rows] = normalised * weight.view(shape) + bias.view(shape)
         means.append(mean)
         variances.append(group.var(dims, unbiased=True))
     means, variances = torch.stack(means), torch.stack(variances)
     return out, means.mean(0), variances.mean(0) + means.var(0, unbiased=False)
 
 
+@pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "interleaved"])
 @pytest.mark.parametrize("k", [2, 4])
-def test_sub_batch_bn_matches_independent_implementation(k):
+def test_sub_batch_bn_matches_independent_implementation(k, blocks):
     torch.manual_seed(k)
     bn = MultigridBatchNorm3d(6)
+    bn.max_block_splits = k if blocks else 1
     with torch.no_grad():
         bn.weight.uniform_(0.5, 1.5)
         bn.bias.normal_()
@@ -42,7 +45,7 @@ def test_sub_batch_bn_matches_independent_implementation(k):
     w_ref, b_ref = bn.weight.detach().clone().requires_grad_(), bn.bias.detach().clone().requires_grad_()
 
     out = bn(x)
-    ref, mean, var = independent_sub_bn(x_ref, w_ref, b_ref, k)
+    ref, mean, var = independent_sub_bn(x_ref, w_ref, b_ref, k, blocks=blocks)
     torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
     grad = torch.randn_like(out)
     out.backward(grad)
@@ -124,12 +127,14 @@ def test_cumulative_average_for_precise_bn():
     torch.testing.assert_close(bn.running_var, torch.stack([v for _, v in aggregates]).mean(0))
 
 
-def test_sub_batch_bn_keeps_channels_last_memory():
+@pytest.mark.parametrize("k", [2, 4])
+def test_sub_batch_bn_keeps_channels_last_memory(k):
     """The next convolution must get channels-last activations (a channels-first tensor costs it a conversion)."""
     bn = MultigridBatchNorm3d(4)
-    bn.num_splits = 2
-    x = torch.randn(4, 4, 2, 3, 3).contiguous(memory_format=torch.channels_last_3d)
+    bn.num_splits = k
+    x = torch.randn(2 * k, 4, 2, 3, 3).contiguous(memory_format=torch.channels_last_3d)
     out = bn(x)
     assert out.is_contiguous(memory_format=torch.channels_last_3d)
-    reference, _, _ = independent_sub_bn(x.contiguous(), bn.weight.detach(), bn.bias.detach(), 2)
+    reference, _, _ = independent_sub_bn(x.contiguous(), bn.weight.detach(), bn.bias.detach(), k,
+                                         blocks=k <= bn.max_block_splits)
     torch.testing.assert_close(out, reference, rtol=1e-4, atol=1e-5)
