@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
     rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
     rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
-                     help="run only these variants of the suite (the report still shows every record)")
+                     help="run only these variants, in this order (the report still shows every record)")
     rep.add_argument("--no-report", action="store_true")
     rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
     rep.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",

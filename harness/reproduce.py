@@ -146,8 +146,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     else:
         root, cache = (None, None) if user_root else prepare_synthetic(scale)
     runs = resolve_suite(suite, scale, overrides, root, cache)
-    if only:
-        runs = [r for r in runs if r.run.variant in only]
+    if only:  # in the order given: the first named run first
+        runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
     results = results or results_root()
     todo, failed = [], 0
     for r in runs:
