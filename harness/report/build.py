@@ -133,11 +133,12 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
                Column("baseline_hours", "baseline GPU-hours", "float"),
                Column("speedup", "predicted speedup", "ratio"),
                Column("paper_speedup", "paper speedup (P100)", "ratio", paper=True))
+    step = profile.get("step", "eager")
     note = (f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
-            f"planned shape (harness profile; {profile.get('assumptions', '')}), commit "
+            f"planned shape run as train.step={step} (harness profile; {profile.get('assumptions', '')}), commit "
             f"{(profile.get('provenance') or {}).get('commit', '?')}.")
-    return Table("profile", f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}", columns, rows,
-                 (note,))
+    return Table(f"profile_{step}", f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}, {step} "
+                 f"steps", columns, rows, (note,))
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -149,7 +150,7 @@ def _float_or_none(value: Any) -> float | None:
 
 def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
                  scale: str | None = None, notes: Sequence[str] = (),
-                 profile: Mapping[str, Any] | None = None) -> tuple[str, list[Table]]:
+                 profiles: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
@@ -158,8 +159,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     notes = [*notes, *picked_notes]
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
-    if profile:
-        tables.append(profile_table(profile))
+    tables.extend(profile_table(p) for p in profiles)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     by_id = {t.id: t for t in tables}
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
@@ -225,9 +225,9 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     out_dir = Path(out_dir) if out_dir else default_reports_dir()
     suite_def = load_suite_def(suite)
     records, problems = load_records(results_dir / suite)
-    profile_path = results_dir / "profile" / "paper" / f"{suite}.json"
-    profile = json.loads(profile_path.read_text()) if profile_path.is_file() else None
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profile)
+    # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
+    profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles)
     folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))

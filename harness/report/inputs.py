@@ -58,12 +58,20 @@ def record_scale(record: Mapping[str, Any]) -> str:
     return str((record.get("spec") or {}).get("scale") or "unknown")
 
 
+def record_setup(record: Mapping[str, Any]) -> str:
+    """How a record's run executed, beyond its scale: processes and step mode (timings differ between them)."""
+    world = int(record.get("world_size") or 1)
+    step = str((record.get("step") or {}).get("mode") or "eager")
+    return f"{world} GPU{'s' if world > 1 else ''}, {step} steps"
+
+
 def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
                    scale: str | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
-    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's), newest first.
+    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
+    (processes and step mode: the newest record's), newest first.
 
-    Mixing scales would turn speedups into nonsense, so records of other scales are left out (and
-    said so). Returns (scale, {variant: record}, notes).
+    Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
+    out (and said so). Returns (scale, {variant: record}, notes).
     """
     notes: list[str] = []
     complete = []
@@ -78,11 +86,15 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
     complete.sort(key=lambda r: str(r.get("date", "")), reverse=True)
     if scale is None and complete:
         scale = record_scale(complete[0])
+    setup = next((record_setup(r) for r in complete if record_scale(r) == scale), None)
     chosen: dict[str, Mapping[str, Any]] = {}
     other: dict[str, int] = {}
+    other_setup: dict[str, int] = {}
     for r in complete:
         if record_scale(r) != scale:
             other[record_scale(r)] = other.get(record_scale(r), 0) + 1
+        elif record_setup(r) != setup:
+            other_setup[record_setup(r)] = other_setup.get(record_setup(r), 0) + 1
         elif str(r["variant"]) in chosen:
             notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r}, left out")
         else:
@@ -90,6 +102,9 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
     for name, count in sorted(other.items()):
         notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
                      f"use --scale {name} for those)")
+    for name, count in sorted(other_setup.items()):
+        notes.append(f"{count} record(s) run with {name} left out (this report shows the newest setup, {setup}; "
+                     f"keep other setups' records in another results folder to report them)")
     return scale, chosen, notes
 
 

@@ -120,6 +120,6 @@ def test_profile_table_puts_predicted_speedups_beside_the_papers():
                          "iteration_ratio": 3.43, "predicted_gpu_hours": 2.0, "baseline_predicted_gpu_hours": 5.0,
                          "predicted_speedup": 2.5}]}
     table = profile_table(profile)
-    assert table.title == "Predicted paper-scale speedups on Some <GPU>"
+    assert table.title == "Predicted paper-scale speedups on Some <GPU>, eager steps"
     row = table.rows[0]
     assert row["speedup"] == 2.5 and row["paper_speedup"] == 4.5 and row["paper_rows"] == "1a: 4-shape (default)"

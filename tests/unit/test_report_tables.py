@@ -190,6 +190,20 @@ def test_one_scale_and_the_newest_record_per_variant_are_reported():
     assert "not in the suite" in text
 
 
+def test_records_of_another_setup_are_not_mixed_in():
+    """A 2-GPU or CUDA-graph run times differently: the report keeps to the newest record's setup."""
+    one_gpu = make_record("baseline", kind="baseline", train_s=1.0, date="2026-01-01T00:00:00+00:00")
+    two_gpus = {**make_record("multigrid", date="2026-01-02T00:00:00+00:00"), "world_size": 2}
+    graphed = {**make_record("baseline", kind="baseline", date="2026-01-03T00:00:00+00:00"),
+               "step": {"mode": "cuda_graphs", "setup_s": 1.0, "specialisations": 3}}
+    _, chosen, notes = select_records(SUITE, [one_gpu, two_gpus])
+    assert set(chosen) == {"multigrid"} and chosen["multigrid"]["world_size"] == 2
+    assert "1 record(s) run with 1 GPU, eager steps left out" in " ".join(notes)
+    _, chosen, notes = select_records(SUITE, [one_gpu, two_gpus, graphed])
+    assert set(chosen) == {"baseline"} and chosen["baseline"]["step"]["mode"] == "cuda_graphs"
+    assert len(notes) == 2
+
+
 def test_csv_and_markdown_hold_every_table():
     chosen = {"baseline": make_record("baseline", kind="baseline", train_s=100.0),
               "multigrid": make_record("multigrid|pipe", train_s=20.0)}
