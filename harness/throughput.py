@@ -28,9 +28,10 @@ from harness.models.flops import count_flops
 from harness.train.step import make_step
 
 MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile")
-# cuDNN autotuning (torch.backends.cudnn.benchmark) per mode: off for the trainer's default eager step, on for
-# the step modes that specialise per shape anyway; "eager_autotuned" separates its gain from the graphs'.
-AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": True, "compile": True}
+# cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
+# baseline shapes ("eager_autotuned" vs "eager", results/throughput) and cost ~5 s per new shape, most of the
+# setup time of a multigrid proxy run. "eager_autotuned" keeps measuring it.
+AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False}
 DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
 
 

@@ -6,9 +6,8 @@ launch them, so every shape costs about the same wall-clock however small it is,
 smaller shapes buy little. Two remedies, chosen with `train.step`:
 
 - ``cuda_graphs``: the first time a (shape, per-GPU batch, BN layout) comes up, run it a few times
-  on a side stream (cuDNN autotuning, on in this mode, picks each convolution's kernel there), then
-  capture forward + loss + backward into a CUDA graph; every later iteration at that shape copies
-  its batch into the graph's input
+  on a side stream (lazy initialisation happens there), then capture forward + loss + backward
+  into a CUDA graph; every later iteration at that shape copies its batch into the graph's input
   and replays it, one launch instead of thousands. All graphs share one memory pool: they never
   run concurrently, and every tensor read after a replay (the loss, the gradients) is read before
   the next replay. The optimizer step stays eager (a few fused multi-tensor kernels), so the LR can
@@ -77,7 +76,7 @@ class GraphedStep(EagerStep):
     """Forward + backward replayed from one CUDA graph per step key (see the module docstring)."""
 
     mode = "cuda_graphs"
-    warmup = 3  # eager runs before a capture: cuDNN autotuning and lazy initialisation happen here
+    warmup = 3  # eager runs before a capture: lazy initialisation happens here
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
                  device: torch.device) -> None:
@@ -172,8 +171,6 @@ def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_
               device: torch.device, shapes: int = 8) -> EagerStep:
     if mode == "eager":
         return EagerStep(net, optimizer, loss_fn, bf16, device)
-    if device.type == "cuda":  # shapes are specialised anyway: let cuDNN pick each convolution's fastest kernel
-        torch.backends.cudnn.benchmark = True
     if mode == "cuda_graphs":
         return GraphedStep(net, optimizer, loss_fn, bf16, device)
     if mode == "compile":
