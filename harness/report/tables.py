@@ -108,6 +108,7 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
         "iterations": measured.get("iterations", plan.get("iterations")),
         "plan_iteration_ratio": plan.get("iteration_ratio"),
         "train_s": measured.get("train_s"),
+        "setup_s": (record.get("step") or {}).get("setup_s"),  # CUDA-graph capture / compile, inside train_s
         "gflops": measured.get("forward_gflops"),
         "data_wait_share": measured.get("data_wait_share"),
         "top1": final.get("top1"),
@@ -206,7 +207,8 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
     columns = [Column("paper_row", "paper row"), Column("variant", "our run"), Column("status", "status", show=False),
                Column("epoch_factor", "epochs ×", "float"), Column("epochs", "epochs", "int", show=False),
                Column("iterations", "iterations", "int"), Column("iteration_ratio", "× fewer iters", "ratio"),
-               Column("train_s", "train time", "seconds"), Column("gflops", "fwd FLOPs", "gflops"),
+               Column("train_s", "train time", "seconds"),
+               Column("setup_s", "of which capture/compile", "seconds"), Column("gflops", "fwd FLOPs", "gflops"),
                Column("flops_ratio", "× fewer FLOPs", "ratio", show=False), Column("speedup", "speedup", "ratio"),
                Column("paper_speedup", "paper speedup", "ratio", paper=True)]
     if metric == "map":
@@ -294,6 +296,7 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
                Column("status", "status", show=False), Column("kind", "schedule", show=False),
                Column("iterations", "iterations", "int"),
                Column("iteration_ratio", "× fewer iters", "ratio"), Column("train_s", "train time", "seconds"),
+               Column("setup_s", "of which capture/compile", "seconds"),
                Column("gflops", "fwd FLOPs", "gflops"), Column("speedup", "speedup", "ratio"), *acc,
                Column("paper_rows", "paper rows", paper=True),
                Column("paper_speedup", "paper speedup", "ratio", paper=True), Column("note", "note"))
