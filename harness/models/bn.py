@@ -107,7 +107,9 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
 
         dims = [0, *range(2, x.dim())]
         xf = x.float()
-        count = torch.tensor([x.numel() / x.shape[1]], device=x.device, dtype=torch.float32)
+        # torch.full launches a fill kernel; torch.tensor([...], device=cuda) would copy from pageable host
+        # memory, which synchronises the stream: once per BN layer, the CPU would wait for the GPU.
+        count = torch.full((1,), float(x.numel() // x.shape[1]), device=x.device, dtype=torch.float32)
         stats = torch.cat([xf.sum(dims), (xf * xf).sum(dims), count])
         stats = all_reduce(stats, group=self.sync_group)  # autograd flows back to every rank's inputs
         c = self.num_features

@@ -141,6 +141,51 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
                  f"steps", columns, rows, (note,))
 
 
+def _layout(row: Mapping[str, Any]) -> str:
+    bn = (f"BN split {row['bn_splits']}" if row["bn_splits"] > 1 else
+          f"BN sync {row['bn_sync']}" if row["bn_sync"] > 1 else "plain BN")
+    return f"{row['per_gpu_batch']}/GPU, {bn}"
+
+
+def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
+    """Step time of every planned shape at the same global batch on 1 and N GPUs (`harness scaling` records)."""
+    by_world = {int(r["world_size"]): r for r in records}
+    if 1 not in by_world or len(by_world) < 2:
+        return None
+    def key(r: Mapping[str, Any]) -> tuple:
+        # A shape can come with two BN layouts (two phases); the clips per BN group tell them apart.
+        return r["t"], r["s"], r["global_batch"], r["per_gpu_batch"] * r["bn_sync"] // r["bn_splits"]
+
+    one = {key(r): r for r in by_world[1]["shapes"]}
+    rows = []
+    for world in sorted(w for w in by_world if w > 1):
+        for r in by_world[world]["shapes"]:
+            base = one.get(key(r))
+            if base is None:
+                continue
+            rows.append({"gpus": world, "shape": f"{r['t']}×{r['s']}²", "global_batch": r["global_batch"],
+                         "one_layout": _layout(base), "one_ms": base["median_ms"], "n_layout": _layout(r),
+                         "n_ms": r["median_ms"], "scaling": base["median_ms"] / r["median_ms"]})
+    columns = (Column("gpus", "GPUs", "int"), Column("shape", "t×s²"), Column("global_batch", "global batch", "int"),
+               Column("one_layout", "1 GPU: batch, BN"), Column("one_ms", "1 GPU: ms/step", "float"),
+               Column("n_layout", "N GPUs: batch, BN"), Column("n_ms", "N GPUs: ms/step", "float"),
+               Column("scaling", "N-GPU speedup", "ratio"))
+    notes = []
+    for world, r in sorted(by_world.items()):
+        predicted = r.get("predicted_s") or {}
+        mg, base = predicted.get("multigrid"), predicted.get("baseline_of_multigrid")
+        speedup = f", multigrid {base / mg:.2f}× faster than its baseline" if mg and base else ""
+        hardware = (r.get("provenance") or {}).get("hardware") or {}
+        notes.append(f"{world} GPU(s) ({hardware.get('gpu', r.get('device', '?'))}, commit "
+                     f"{(r.get('provenance') or {}).get('commit', '?')}): steps of the multigrid run "
+                     f"{(mg or 0):.0f} s, of its baseline {(base or 0):.0f} s{speedup}.")
+    notes.append("harness scaling: DDP steps on random clips (no loader), median over 15 synchronised steps; the "
+                 "global batch is the scale's, so N GPUs hold 1/N of it each and synchronise BN when a GPU holds "
+                 "fewer clips than the BN base size.")
+    return Table("scaling", "Data-parallel scaling per planned shape (same global batch)", columns, tuple(rows),
+                 tuple(notes))
+
+
 def _float_or_none(value: Any) -> float | None:
     try:
         return float(value)
@@ -150,7 +195,8 @@ def _float_or_none(value: Any) -> float | None:
 
 def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
                  scale: str | None = None, notes: Sequence[str] = (),
-                 profiles: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
+                 profiles: Sequence[Mapping[str, Any]] = (),
+                 scaling: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
@@ -160,6 +206,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
     tables.extend(profile_table(p) for p in profiles)
+    scaled = scaling_table(scaling)
+    if scaled is not None:
+        tables.append(scaled)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     by_id = {t.id: t for t in tables}
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
@@ -227,7 +276,10 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     records, problems = load_records(results_dir / suite)
     # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
     profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles)
+    # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
+    scale_dirs = sorted((results_dir / "scaling" / suite).glob("*/"))
+    scaling = [json.loads(p.read_text()) for p in sorted(scale_dirs[-1].glob("*.json"))] if scale_dirs else []
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling)
     folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
