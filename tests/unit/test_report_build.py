@@ -12,6 +12,7 @@ import pytest
 
 from harness import cli_report
 from harness.report import build_report, load_paper_rows, load_suite_def
+from harness.report.build import scaling_table
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
@@ -123,3 +124,24 @@ def test_profile_table_puts_predicted_speedups_beside_the_papers():
     assert table.title == "Predicted paper-scale speedups on Some <GPU>, eager steps"
     row = table.rows[0]
     assert row["speedup"] == 2.5 and row["paper_speedup"] == 4.5 and row["paper_rows"] == "1a: 4-shape (default)"
+
+
+def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
+    def shape(t, per_gpu, global_batch, splits, sync, ms):
+        return {"t": t, "s": 56, "per_gpu_batch": per_gpu, "global_batch": global_batch, "bn_splits": splits,
+                "bn_sync": sync, "median_ms": ms}
+
+    one = {"world_size": 1, "shapes": [shape(16, 64, 64, 2, 1, 100.0), shape(16, 64, 64, 4, 1, 80.0),
+                                       shape(32, 8, 8, 1, 1, 40.0)],
+           "predicted_s": {"multigrid": 50.0, "baseline_of_multigrid": 100.0}}
+    two = {"world_size": 2, "shapes": [shape(16, 32, 64, 1, 1, 50.0), shape(16, 32, 64, 2, 1, 80.0),
+                                       shape(32, 4, 8, 1, 2, 80.0)],
+           "predicted_s": {"multigrid": 40.0, "baseline_of_multigrid": 40.0}}
+    table = scaling_table([two, one])
+    speedups = {(r["one_layout"], r["n_layout"]): r["scaling"] for r in table.rows}
+    # 32 clips per BN group on both sides, then 16; the 2-GPU baseline shape synchronises BN over both GPUs.
+    assert speedups == {("64/GPU, BN split 2", "32/GPU, plain BN"): 2.0,
+                        ("64/GPU, BN split 4", "32/GPU, BN split 2"): 1.0,
+                        ("8/GPU, plain BN", "4/GPU, BN sync 2"): 0.5}
+    assert "multigrid 2.00× faster" in table.notes[0] and "multigrid 1.00× faster" in table.notes[1]
+    assert scaling_table([one]) is None
