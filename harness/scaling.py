@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.bench import sync_device
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.iterations import cycle_counts
 from harness.spec import RunSpec
@@ -79,15 +80,13 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             labels = torch.randint(0, first.data.num_classes, (batch,), device=info.device)
             times = []
             for i in range(warmup + repeats):
-                if on_gpu:
-                    torch.cuda.synchronize(info.device)
+                sync_device(info.device)
                 if info.distributed:
                     torch.distributed.barrier()
                 start = time.perf_counter()
                 step(clips, labels, key).item()
                 optimizer.step()
-                if on_gpu:
-                    torch.cuda.synchronize(info.device)
+                sync_device(info.device)
                 if i >= warmup:
                     times.append(time.perf_counter() - start)
             ms = statistics.median(times) * 1e3

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.bench import sync_device
 from harness.models.flops import count_flops
 from harness.train.step import make_step
 
@@ -54,11 +55,6 @@ class ThroughputRow:
         return asdict(self)
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> float:
     """The device's bf16 (GPU) or fp32 (CPU) dense matrix-product rate, measured: the practical ceiling."""
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
@@ -66,11 +62,11 @@ def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> flo
     a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
     for _ in range(3):
         a @ b
-    _sync(device)
+    sync_device(device)
     start = time.perf_counter()
     for _ in range(repeats):
         a @ b
-    _sync(device)
+    sync_device(device)
     return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e12
 
 
@@ -91,10 +87,10 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
     device = clips.device
     if mode == "plain":
         _plain_loop(model, optimizer, clips, labels, bf16, warmup)
-        _sync(device)
+        sync_device(device)
         start = time.perf_counter()
         _plain_loop(model, optimizer, clips, labels, bf16, repeats)
-        _sync(device)
+        sync_device(device)
         return (time.perf_counter() - start) / repeats * 1e3, 0.0
     runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
@@ -104,7 +100,7 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
             loss = runner(clips, labels, key)
             loss.item()  # the trainer reads every loss (NaN check, log)
             optimizer.step()
-            _sync(device)  # and times every step to completion
+            sync_device(device)  # and times every step to completion
 
     trainer_steps(warmup)
     start = time.perf_counter()

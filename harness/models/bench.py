@@ -26,7 +26,8 @@ class StepTime:
         return asdict(self)
 
 
-def _sync(device: torch.device) -> None:
+def sync_device(device: torch.device) -> None:
+    """Wait for the device's queued work (a no-op on CPU): timings must end when the work does."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -48,11 +49,11 @@ def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: in
         torch.cuda.reset_peak_memory_stats(device)
     times = []
     for i in range(warmup + repeats):
-        _sync(device)
+        sync_device(device)
         start = time.perf_counter()
         runner(clip, labels, key)
         optimizer.step()
-        _sync(device)
+        sync_device(device)
         if i >= warmup:
             times.append(time.perf_counter() - start)
     median = statistics.median(times)
