@@ -171,7 +171,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from harness.provenance import provenance
     from harness.throughput import measure_throughput
 
-    total = len(args.recipes) * len(args.batches) * len(args.modes)
+    total = len(args.recipes) * len(args.batches) * len(args.modes)  # (GPU-only modes are skipped on a CPU)
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = {**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                        warmup=args.warmup, repeats=args.repeats, progress=bar),
@@ -181,7 +181,9 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record))
         return 0
-    print(f"{record['device']}, {record['precision']}; bf16 matmul ceiling {record['matmul_tflops']:.0f} TFLOP/s")
+    print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
+    if record["skipped"]:
+        print(f"skipped (they need a GPU): {', '.join(record['skipped'])}")
     print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<16} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
           f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
     for r in record["rows"]:

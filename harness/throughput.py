@@ -116,6 +116,8 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     on_gpu = dev.type == "cuda"
     bf16, fmt = on_gpu, (torch.channels_last_3d if on_gpu else torch.contiguous_format)
+    skipped = [] if on_gpu else [m for m in modes if m == "cuda_graphs"]  # CUDA graphs need a GPU
+    modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)
     rows = []
     for recipe in recipes:
@@ -153,7 +155,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
         del model
     torch.backends.cudnn.benchmark = False
     return {"device": torch.cuda.get_device_name(dev) if on_gpu else "cpu", "matmul_tflops": ceiling,
-            "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats,
+            "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats, "skipped": skipped,
             "rows": [r.to_dict() for r in rows],
             "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's step "
                      "incl. its per-step loss read and synchronisation; setup_s: capture/compile, not in ms"}

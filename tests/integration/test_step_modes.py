@@ -94,3 +94,19 @@ def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, mon
     spec = RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs"), output_dir=str(tmp_path))
     with pytest.raises(SpecError, match="no CUDA GPU is visible"):
         train(spec)
+
+
+def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
+    from harness.throughput import measure_throughput
+
+    record = measure_throughput(("k400_i3d_r50",), (1,), ("plain", "eager", "cuda_graphs"), device="cpu",
+                                warmup=0, repeats=1)
+    assert record["skipped"] == ["cuda_graphs"] and record["matmul_tflops"] > 0
+    assert [r["mode"] for r in record["rows"]] == ["plain", "eager"]
+    for row in record["rows"]:
+        assert (row["t"], row["s"], row["batch"]) == (16, 224, 1)  # the recipe's baseline shape
+        assert row["ms_per_step"] > 0 and row["clips_per_s"] == pytest.approx(1e3 / row["ms_per_step"])
+        # I3D R50: 37.3 forward GFLOPs a clip at 8×256² (model zoo), so 2 × 37.3 × (224/256)² at 16×224²; a
+        # training step counts as 3 forward passes.
+        forward = 2 * 37.3 * (224 / 256) ** 2
+        assert row["train_tflops"] == pytest.approx(3 * forward / row["ms_per_step"], rel=0.05)
