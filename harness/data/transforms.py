@@ -12,6 +12,7 @@ a clip spans the same time whatever the source's frame rate. Output clips are ui
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,7 +116,15 @@ def resize_crop(frames: torch.Tensor, box: CropBox, s: int, flip: bool = False,
 def normalize(clips: torch.Tensor, mean: Sequence[float] = KINETICS_MEAN, std: Sequence[float] = KINETICS_STD,
               dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """uint8 N×C×T×H×W (or C×T×H×W) → float, (x/255 − mean)/std per channel; run it on the device."""
-    shape = (-1, 1, 1, 1)
-    m = torch.tensor(mean, dtype=dtype, device=clips.device).view(shape)
-    d = torch.tensor(std, dtype=dtype, device=clips.device).view(shape)
+    m, d = _channel_constants(tuple(mean), tuple(std), dtype, clips.device)
     return (clips.to(dtype) / 255.0 - m) / d
+
+
+@functools.lru_cache(maxsize=16)
+def _channel_constants(mean: tuple[float, ...], std: tuple[float, ...], dtype: torch.dtype,
+                       device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and std as C×1×1×1 tensors on `device`, made once: building them from Python lists every batch would
+    copy from pageable host memory, which synchronises a CUDA stream."""
+    shape = (-1, 1, 1, 1)
+    return (torch.tensor(mean, dtype=dtype).view(shape).to(device),
+            torch.tensor(std, dtype=dtype).view(shape).to(device))
