@@ -1,0 +1,8 @@
+# Sourced by the scripts here: wheels, paths, provenance, NCCL settings, a clock.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HARNESS_DATA_DIR=/root/hdata HARNESS_COMMIT=$1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # no NVLink multicast
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+t0=$(date +%s)
+el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
+left() { echo $(( ${1:-575} - ($(date +%s) - t0) )); }
