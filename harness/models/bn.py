@@ -31,8 +31,8 @@ from torch import nn
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
-# at equal FLOPs (results/profile): blocks win at k=2 (eager 94 vs 106 ms, CUDA graphs 64 vs 92), lose at
-# k=4 eagerly (143 vs 96, launch-bound) but win under CUDA graphs (73 vs 82), and lose at k=8 either way.
+# at equal FLOPs (docs/gpu-notes.md): blocks win at k=2 (eager 94 vs 106 ms, CUDA graphs 64 vs 92), lose at
+# k=4 eagerly (143 vs 95, one launch per block) but win under CUDA graphs (73 vs 82), and lose at k=8 either way.
 BLOCK_SPLITS_EAGER = 2
 BLOCK_SPLITS_GRAPHED = 4
 
