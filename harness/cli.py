@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_models.register_profile(sub)
     cli_models.register_throughput(sub)
     cli_models.register_scaling(sub)
+    cli_models.register_bn_bench(sub)
     from harness import cli_data, cli_report, cli_suite, cli_train
 
     cli_train.register(sub)

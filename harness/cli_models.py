@@ -246,3 +246,40 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--out", default=None)
     p.set_defaults(func=cmd_scaling)
+
+
+def cmd_bn_bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from harness.models.bn_bench import bench_bn
+    from harness.train.distributed import cleanup, init_distributed
+
+    info = init_distributed("auto")
+    try:
+        shape = (args.batch, args.channels, args.frames, args.size, args.size)
+        rows = bench_bn(shape, args.splits, info.device, warmup=args.warmup, repeats=args.repeats)
+    finally:
+        cleanup(info)
+    if info.is_main:
+        device = torch.cuda.get_device_name(info.device) if info.device.type == "cuda" else "cpu"
+        print(f"one BN layer, forward + backward, {'×'.join(map(str, shape))} per process, {device} × "
+              f"{info.world_size}")
+        for r in rows:
+            print(f"  {r.mode:<32} {r.median_ms:8.3f} ms")
+    return 0
+
+
+def register_bn_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bn-bench", help="time one BN layer in each multigrid BN mode (run under torchrun for sync)",
+                       description="Forward + backward of one BN layer on an N×C×T×H×W activation: plain BN, "
+                                   "sub-batch BN (contiguous blocks and the reference's interleaved groups), and "
+                                   "under torchrun BN synchronised over the processes (and torch's SyncBatchNorm "
+                                   "on GPU).")
+    p.add_argument("--batch", type=int, default=8, help="clips per process (default 8)")
+    p.add_argument("--channels", type=int, default=64)
+    p.add_argument("--frames", type=int, default=8)
+    p.add_argument("--size", type=int, default=56)
+    p.add_argument("--splits", type=int, default=2, help="groups for sub-batch BN (default 2)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=20)
+    p.set_defaults(func=cmd_bn_bench)

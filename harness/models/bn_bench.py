@@ -1,0 +1,79 @@
+"""`harness bn-bench`: forward + backward time of one BN layer in each of multigrid BN's modes.
+
+The step-time profiles say which shapes are slow; this says how much of it one BN layer is. For an
+activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN, sub-batch BN with
+contiguous blocks and with the reference's interleaved groups, and — under torchrun — BN synchronised over
+all processes, beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from harness.models.bench import sync_device
+from harness.models.bn import MultigridBatchNorm3d, sync_group
+
+
+@dataclass(frozen=True)
+class BNTime:
+    mode: str
+    shape: tuple[int, ...]
+    median_ms: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _time(layer: nn.Module, x: torch.Tensor, bf16: bool, warmup: int, repeats: int) -> float:
+    autocast = torch.autocast(x.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    grad = torch.randn_like(x)
+    times = []
+    for i in range(warmup + repeats):
+        x.grad = None
+        sync_device(x.device)
+        if torch.distributed.is_initialized():
+            torch.distributed.barrier()
+        start = time.perf_counter()
+        with autocast:
+            out = layer(x)
+        out.backward(grad.to(out.dtype))
+        sync_device(x.device)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.device, *, warmup: int = 5,
+             repeats: int = 20) -> list[BNTime]:
+    """Every mode that applies here; `splits` groups for the sub-batch modes (N must divide by it)."""
+    n, c = shape[:2]
+    if n % splits:
+        raise ValueError(f"a batch of {n} clips cannot be split into {splits} groups")
+    on_gpu = device.type == "cuda"
+    fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
+    x = torch.randn(shape, device=device).contiguous(memory_format=fmt).requires_grad_()
+    world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    rows = []
+
+    def add(mode: str, layer: nn.Module) -> None:
+        rows.append(BNTime(mode, shape, _time(layer.to(device).train(), x, on_gpu, warmup, repeats)))
+
+    add("plain", nn.BatchNorm3d(c))
+    if splits > 1:
+        for mode, max_block in (("sub-batch blocks", splits), ("sub-batch interleaved", 1)):
+            bn = MultigridBatchNorm3d(c)
+            bn.num_splits, bn.max_block_splits = splits, max_block
+            add(f"{mode} k={splits}", bn)
+    if world > 1:
+        bn = MultigridBatchNorm3d(c)
+        bn.num_sync, bn.sync_group = world, sync_group(world)
+        add(f"synchronised over {world}", bn)
+        if on_gpu:
+            add(f"torch SyncBatchNorm over {world}", nn.SyncBatchNorm(c))
+    return rows
