@@ -186,6 +186,36 @@ def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                  tuple(notes))
 
 
+def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
+    """Training-step time at the baseline shape of the suite's recipes: a plain loop beside the trainer's step
+    modes (`harness throughput` records), each mode's gain over the trainer's eager step."""
+    rows, notes = [], []
+    for record in records:
+        mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes]
+        if not mine:
+            continue
+        eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine if r["mode"] == "eager"}
+        hardware = (record.get("provenance") or {}).get("hardware") or {}
+        device = hardware.get("gpu") or record.get("device", "?")
+        for r in mine:
+            base = eager.get((r["recipe"], r["batch"]))
+            rows.append({"device": device, "model": r["model"], "shape": f"{r['t']}×{r['s']}²", "batch": r["batch"],
+                         "mode": r["mode"], "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
+                         "tflops": r["train_tflops"], "share": r["share_of_matmul"], "setup_s": r["setup_s"] or None,
+                         "gain": base / r["ms_per_step"] if base else None})
+        notes.append(f"{device}: bf16 matrix-product ceiling measured at {record.get('matmul_tflops', 0):.0f} TFLOP/s; "
+                     f"commit {(record.get('provenance') or {}).get('commit', '?')}. {record.get('notes', '')}.")
+    if not rows:
+        return None
+    columns = (Column("device", "GPU"), Column("model", "model"), Column("shape", "t×s²"),
+               Column("batch", "clips", "int"), Column("mode", "step"), Column("ms", "ms/step", "float"),
+               Column("clips_per_s", "clips/s", "float"),
+               Column("tflops", "TFLOP/s (3× fwd)", "float"), Column("share", "of matmul ceiling", "share"),
+               Column("setup_s", "capture/compile", "seconds"), Column("gain", "vs trainer eager", "ratio"))
+    return Table("throughput", "Training steps at the baseline shape: plain loop vs the trainer's step modes", columns,
+                 tuple(rows), tuple(notes))
+
+
 def _float_or_none(value: Any) -> float | None:
     try:
         return float(value)
@@ -196,7 +226,8 @@ def _float_or_none(value: Any) -> float | None:
 def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
                  scale: str | None = None, notes: Sequence[str] = (),
                  profiles: Sequence[Mapping[str, Any]] = (),
-                 scaling: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
+                 scaling: Sequence[Mapping[str, Any]] = (),
+                 throughput: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
@@ -206,9 +237,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
     tables.extend(profile_table(p) for p in profiles)
-    scaled = scaling_table(scaling)
-    if scaled is not None:
-        tables.append(scaled)
+    for extra in (throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(scaling)):
+        if extra is not None:
+            tables.append(extra)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     by_id = {t.id: t for t in tables}
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
@@ -279,7 +310,8 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
     scale_dirs = sorted((results_dir / "scaling" / suite).glob("*/"))
     scaling = [json.loads(p.read_text()) for p in sorted(scale_dirs[-1].glob("*.json"))] if scale_dirs else []
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling)
+    throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput)
     folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))

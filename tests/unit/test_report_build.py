@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli_report
 from harness.report import build_report, load_paper_rows, load_suite_def
-from harness.report.build import scaling_table
+from harness.report.build import scaling_table, throughput_table
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
@@ -145,3 +145,16 @@ def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
                         ("8/GPU, plain BN", "4/GPU, BN sync 2"): 0.5}
     assert "multigrid 2.00× faster" in table.notes[0] and "multigrid 1.00× faster" in table.notes[1]
     assert scaling_table([one]) is None
+
+
+def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_eager():
+    def row(recipe, mode, ms, setup=0.0):
+        return {"recipe": recipe, "model": recipe, "t": 32, "s": 224, "batch": 8, "mode": mode, "ms_per_step": ms,
+                "clips_per_s": 8e3 / ms, "train_tflops": 1.0, "share_of_matmul": 0.01, "setup_s": setup}
+
+    record = {"device": "cpu", "matmul_tflops": 100.0, "notes": "n",
+              "rows": [row("a", "eager", 60.0), row("a", "cuda_graphs", 50.0, 0.4), row("b", "eager", 10.0)]}
+    table = throughput_table([record], {"a"})
+    assert [(r["mode"], r["gain"]) for r in table.rows] == [("eager", 1.0), ("cuda_graphs", 1.2)]
+    assert table.rows[1]["setup_s"] == 0.4 and table.rows[0]["setup_s"] is None
+    assert throughput_table([record], {"c"}) is None
