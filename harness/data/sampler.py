@@ -84,11 +84,14 @@ class ShortCycleBatchSampler:
     """Batches of ClipRequests for one epoch of a Plan (pass as `batch_sampler=` to a DataLoader).
 
     `world_size` must be the plan's `num_gpus` (the per-GPU batches assume it). `start_iteration` (a global
-    iteration counter inside `epoch`) resumes mid-epoch; :meth:`set_epoch` moves to another epoch.
+    iteration counter inside `epoch`) resumes mid-epoch; :meth:`set_epoch` moves to another epoch. With
+    `to_end=True` one pass runs on through every later epoch to the end of the plan, so a DataLoader's workers
+    keep prefetching across epoch boundaries instead of refilling at each (multigrid's coarse phases have
+    epochs of a few dozen iterations). The batches are the same either way.
     """
 
     def __init__(self, plan: Plan, dataset_size: int, *, rank: int = 0, world_size: int = 1, seed: int | None = None,
-                 epoch: int = 0, start_iteration: int | None = None):
+                 epoch: int = 0, start_iteration: int | None = None, to_end: bool = False):
         check_train_videos(plan.spec, dataset_size)
         if world_size != plan.spec.num_gpus:
             raise SpecError(f"The plan splits each batch over num_gpus={plan.spec.num_gpus} processes but the sampler "
@@ -97,6 +100,7 @@ class ShortCycleBatchSampler:
             raise ValueError(f"rank {rank} is outside [0, {world_size})")
         self.plan, self.dataset_size, self.rank, self.world_size = plan, dataset_size, rank, world_size
         self.seed = plan.spec.seed if seed is None else seed
+        self.to_end = to_end
         self.set_epoch(epoch, start_iteration)
 
     def set_epoch(self, epoch: int, start_iteration: int | None = None) -> None:
@@ -112,21 +116,32 @@ class ShortCycleBatchSampler:
         self.start = start
 
     def __len__(self) -> int:
-        return self.end - self.start
+        return (self.plan.iterations if self.to_end else self.end) - self.start
 
-    def _offset(self, step: int) -> int:
+    @staticmethod
+    def _offset(phase: Phase, step: int) -> int:
         """Position in the rank's share where batch `step` of the epoch starts (the cycle restarts each epoch)."""
-        sizes = self.phase.per_gpu_batches
+        sizes = phase.per_gpu_batches
         full, part = divmod(step, len(sizes))
         return full * sum(sizes) + sum(sizes[:part])
 
     def __iter__(self) -> Iterator[list[ClipRequest]]:
-        share = rank_indices(self.dataset_size, self.seed, self.epoch, self.rank, self.world_size)
-        pos = self._offset(self.start - self.first)
-        for i in range(self.start, self.end):
+        epoch, start = self.epoch, self.start
+        while True:
+            yield from self._epoch(epoch, start)
+            epoch += 1
+            if not self.to_end or epoch >= self.plan.max_epoch:
+                return
+            start = first_iteration_of_epoch(self.plan, epoch)
+
+    def _epoch(self, epoch: int, start: int) -> Iterator[list[ClipRequest]]:
+        phase, first = epoch_phase(self.plan, epoch), first_iteration_of_epoch(self.plan, epoch)
+        share = rank_indices(self.dataset_size, self.seed, epoch, self.rank, self.world_size)
+        pos = self._offset(phase, start - first)
+        for i in range(start, first + phase.iterations_per_epoch):
             it = iteration(self.plan, i)
             batch = share[pos:pos + it.per_gpu_batch]
             assert len(batch) == it.per_gpu_batch, "the Plan's iterations_per_epoch disagrees with the sampler"
             yield [ClipRequest(int(idx), it.t, it.s, it.stride_range, it.jitter_range,
-                               (self.seed, self.epoch, i, self.rank, j)) for j, idx in enumerate(batch)]
+                               (self.seed, epoch, i, self.rank, j)) for j, idx in enumerate(batch)]
             pos += it.per_gpu_batch

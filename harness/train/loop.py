@@ -171,7 +171,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
 
     first = iteration(plan, min(state.iteration, plan.iterations - 1))
     sampler = ShortCycleBatchSampler(plan, len(train_set), rank=info.rank, world_size=info.world_size,
-                                     epoch=first.epoch, start_iteration=state.iteration)
+                                     epoch=first.epoch, start_iteration=state.iteration, to_end=True)
     workers = spec.train.num_workers
     loader = DataLoader(train_set, batch_sampler=sampler, collate_fn=collate_clips, num_workers=workers,
                         pin_memory=on_gpu, persistent_workers=workers > 0, generator=_private_generator())
@@ -179,65 +179,63 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
     bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
                desc=f"{spec.recipe or 'run'} {plan.kind}", dynamic_ncols=True)
     try:
-        while state.iteration < plan.iterations:
-            epoch = iteration(plan, state.iteration).epoch
-            sampler.set_epoch(epoch, state.iteration)
-            data_start = time.perf_counter()
-            for batch in loader:
-                it = iteration(plan, state.iteration)
-                data_s = time.perf_counter() - data_start
-                bad.update(batch["failures"])
-                if (it.bn_splits, it.bn_sync) != layout:
-                    layout = (it.bn_splits, it.bn_sync)
+        data_start = time.perf_counter()
+        for batch in loader:  # one pass to the end of the run: the workers prefetch across epochs
+            it = iteration(plan, state.iteration)
+            epoch = it.epoch
+            data_s = time.perf_counter() - data_start
+            bad.update(batch["failures"])
+            if (it.bn_splits, it.bn_sync) != layout:
+                layout = (it.bn_splits, it.bn_sync)
+                set_bn_layout(bns, *layout)
+                if on_gpu:
+                    torch.cuda.reset_peak_memory_stats(info.device)
+            for group in optimizer.param_groups:
+                group["lr"] = it.lr
+            clips, labels = prepare(batch["clips"]), batch["labels"].to(info.device, non_blocking=True)
+            loss = step(clips, labels, (it.t, it.s, len(clips), *layout))
+            loss_value = loss.item()  # synchronises: the step below is timed to completion
+            finite, same_shape = agree(info, math.isfinite(loss_value), it.t, it.s, len(clips))
+            if not finite:
+                raise TrainingDiverged(
+                    f"Loss became {loss_value} at iteration {it.index} (epoch {it.epoch}, phase {it.phase}, "
+                    f"{it.t}×{it.s}², LR {it.lr:.4g}). The last good checkpoint is kept in "
+                    f"{out / 'checkpoints'}; lower solver.base_lr or check the data.")
+            if not same_shape:
+                raise RuntimeError(f"ranks disagree on the shape of iteration {it.index}: this is a bug")
+            optimizer.step()
+            if on_gpu:
+                torch.cuda.synchronize(info.device)
+            compute_s = time.perf_counter() - data_start - data_s
+            clips_all = len(clips) * info.world_size
+            state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])
+            if on_gpu:
+                state.meter.note_memory(it.phase, torch.cuda.max_memory_allocated(info.device) / 2**30)
+            state.shape_checks += int(info.distributed)
+            state.iteration += 1
+            state.epoch_loss[0] += loss_value
+            state.epoch_loss[1] += 1
+            bar.update(1)
+            if state.iteration % spec.train.log_every == 0:
+                bar.set_postfix(epoch=it.epoch, shape=f"{len(clips)}×{it.t}×{it.s}²", loss=f"{loss_value:.3f}",
+                                lr=f"{it.lr:.3g}")
+            last_of_epoch = it.step_in_epoch == plan.phases[it.phase].iterations_per_epoch - 1
+            if last_of_epoch:
+                state.losses.append(state.epoch_loss[0] / state.epoch_loss[1])
+                state.epoch_loss = [0.0, 0.0]
+                every = spec.train.eval_every
+                if every and (epoch + 1) % every == 0 and state.iteration < plan.iterations:
+                    if spec.train.precise_bn:
+                        _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
+                    state.evals.append(_evaluate(spec, net, val_set, multilabel, prepare, autocast, info,
+                                                 state, epoch + 1, bad))
                     set_bn_layout(bns, *layout)
-                    if on_gpu:
-                        torch.cuda.reset_peak_memory_stats(info.device)
-                for group in optimizer.param_groups:
-                    group["lr"] = it.lr
-                clips, labels = prepare(batch["clips"]), batch["labels"].to(info.device, non_blocking=True)
-                loss = step(clips, labels, (it.t, it.s, len(clips), *layout))
-                loss_value = loss.item()  # synchronises: the step below is timed to completion
-                finite, same_shape = agree(info, math.isfinite(loss_value), it.t, it.s, len(clips))
-                if not finite:
-                    raise TrainingDiverged(
-                        f"Loss became {loss_value} at iteration {it.index} (epoch {it.epoch}, phase {it.phase}, "
-                        f"{it.t}×{it.s}², LR {it.lr:.4g}). The last good checkpoint is kept in "
-                        f"{out / 'checkpoints'}; lower solver.base_lr or check the data.")
-                if not same_shape:
-                    raise RuntimeError(f"ranks disagree on the shape of iteration {it.index}: this is a bug")
-                optimizer.step()
-                if on_gpu:
-                    torch.cuda.synchronize(info.device)
-                compute_s = time.perf_counter() - data_start - data_s
-                clips_all = len(clips) * info.world_size
-                state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])
-                if on_gpu:
-                    state.meter.note_memory(it.phase, torch.cuda.max_memory_allocated(info.device) / 2**30)
-                state.shape_checks += int(info.distributed)
-                state.iteration += 1
-                state.epoch_loss[0] += loss_value
-                state.epoch_loss[1] += 1
-                bar.update(1)
-                if state.iteration % spec.train.log_every == 0:
-                    bar.set_postfix(epoch=it.epoch, shape=f"{len(clips)}×{it.t}×{it.s}²", loss=f"{loss_value:.3f}",
-                                    lr=f"{it.lr:.3g}")
-                last_of_epoch = it.step_in_epoch == plan.phases[it.phase].iterations_per_epoch - 1
-                if last_of_epoch:
-                    state.losses.append(state.epoch_loss[0] / state.epoch_loss[1])
-                    state.epoch_loss = [0.0, 0.0]
-                    every = spec.train.eval_every
-                    if every and (epoch + 1) % every == 0 and state.iteration < plan.iterations:
-                        if spec.train.precise_bn:
-                            _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
-                        state.evals.append(_evaluate(spec, net, val_set, multilabel, prepare, autocast, info,
-                                                     state, epoch + 1, bad))
-                        set_bn_layout(bns, *layout)
-                due = spec.train.checkpoint_every and state.iteration % spec.train.checkpoint_every == 0
-                if info.is_main and (due or (last_of_epoch and not spec.train.checkpoint_every)):
-                    ckpt.save_checkpoint(out / "checkpoints", state.iteration,
-                                         _checkpoint_payload(model, optimizer, state, spec, bad),
-                                         spec.train.keep_checkpoints)
-                data_start = time.perf_counter()
+            due = spec.train.checkpoint_every and state.iteration % spec.train.checkpoint_every == 0
+            if info.is_main and (due or (last_of_epoch and not spec.train.checkpoint_every)):
+                ckpt.save_checkpoint(out / "checkpoints", state.iteration,
+                                     _checkpoint_payload(model, optimizer, state, spec, bad),
+                                     spec.train.keep_checkpoints)
+            data_start = time.perf_counter()
     finally:
         bar.close()
     if spec.train.precise_bn:

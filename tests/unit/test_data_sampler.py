@@ -86,6 +86,19 @@ def test_resume_mid_epoch_gives_the_rest_of_the_epoch():
         epoch_batches(plan, epoch, start=first - 1)
 
 
+@pytest.mark.parametrize("kw", [{}, {"long_cycle": False, "short_cycle": False}])
+def test_one_pass_to_the_end_serves_every_epochs_batches_in_order(kw):
+    """to_end=True (what the trainer uses, so workers prefetch across epochs) = the epochs one after another."""
+    plan = plan_for(**kw)
+    per_epoch = [batch for e in range(plan.max_epoch) for batch in epoch_batches(plan, e)]
+    assert len(per_epoch) == plan.iterations
+    for start in (0, 1, first_iteration_of_epoch(plan, 2) + 1, plan.iterations - 1, plan.iterations):
+        epoch = iteration(plan, min(start, plan.iterations - 1)).epoch
+        sampler = ShortCycleBatchSampler(plan, 50, world_size=2, epoch=epoch, start_iteration=start, to_end=True)
+        assert len(sampler) == plan.iterations - start
+        assert list(sampler) == per_epoch[start:]
+
+
 def test_request_keys_are_unique_within_an_epoch():
     plan = plan_for()
     keys = [r.key for r in (r for b in epoch_batches(plan, 0) for r in b)]
