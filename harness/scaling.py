@@ -14,15 +14,14 @@ real run at that size would use. Steps go through DDP and the trainer's eager st
 
 from __future__ import annotations
 
-import statistics
-import time
+from functools import partial
 
 import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bench import sync_device
+from harness.models.bench import median_ms
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.iterations import cycle_counts
 from harness.spec import RunSpec
@@ -41,6 +40,12 @@ def planned_keys(plan: Plan) -> dict[Key, int]:
             key = (shape.t, shape.s, batch, phase.bn_splits, phase.bn_sync)
             counts[key] = counts.get(key, 0) + n * phase.epochs
     return counts
+
+
+def _train_step(step: EagerStep, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
+                key: Key) -> None:
+    step(clips, labels, key).item()  # the trainer reads every loss
+    optimizer.step()
 
 
 def _suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
@@ -78,18 +83,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             set_bn_layout(bns, splits, sync)
             clips = torch.randn(batch, 3, t, s, s, device=info.device).contiguous(memory_format=fmt)
             labels = torch.randint(0, first.data.num_classes, (batch,), device=info.device)
-            times = []
-            for i in range(warmup + repeats):
-                sync_device(info.device)
-                if info.distributed:
-                    torch.distributed.barrier()
-                start = time.perf_counter()
-                step(clips, labels, key).item()
-                optimizer.step()
-                sync_device(info.device)
-                if i >= warmup:
-                    times.append(time.perf_counter() - start)
-            ms = statistics.median(times) * 1e3
+            ms = median_ms(partial(_train_step, step, optimizer, clips, labels, key), info.device, warmup=warmup,
+                           repeats=repeats)
             rows.append({"t": t, "s": s, "per_gpu_batch": batch, "global_batch": batch * info.world_size,
                          "bn_splits": splits, "bn_sync": sync, "median_ms": ms,
                          "clips_per_s": batch * info.world_size / ms * 1e3, "iterations": counts[key]})

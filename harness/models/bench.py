@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -32,6 +33,23 @@ def sync_device(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, repeats: int) -> float:
+    """Median milliseconds of `run()` over `repeats` calls after `warmup` uncounted ones. Each call is timed to
+    completion on `device`; under torch.distributed every rank starts each call together (a barrier)."""
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    times = []
+    for i in range(warmup + repeats):
+        sync_device(device)
+        if distributed:
+            torch.distributed.barrier()
+        start = time.perf_counter()
+        run()
+        sync_device(device)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
 def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: int, s: int, batch: int,
                        bn_splits: int, device: torch.device, *, bf16: bool, channels_last: bool,
                        step: str = "eager", warmup: int = 3, repeats: int = 10) -> StepTime:
@@ -47,15 +65,11 @@ def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: in
     key = (t, s, batch, bn_splits, 1)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    times = []
-    for i in range(warmup + repeats):
-        sync_device(device)
-        start = time.perf_counter()
+
+    def one_step() -> None:
         runner(clip, labels, key)
         optimizer.step()
-        sync_device(device)
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    median = statistics.median(times)
+
+    ms = median_ms(one_step, device, warmup=warmup, repeats=repeats)
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
-    return StepTime(t, s, batch, bn_splits, median * 1e3, batch / median, peak)
+    return StepTime(t, s, batch, bn_splits, ms, batch / ms * 1e3, peak)

@@ -9,14 +9,12 @@ all processes, beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
 from __future__ import annotations
 
 import contextlib
-import statistics
-import time
 from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 
-from harness.models.bench import sync_device
+from harness.models.bench import median_ms
 from harness.models.bn import MultigridBatchNorm3d, sync_group
 
 
@@ -33,20 +31,14 @@ class BNTime:
 def _time(layer: nn.Module, x: torch.Tensor, bf16: bool, warmup: int, repeats: int) -> float:
     autocast = torch.autocast(x.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     grad = torch.randn_like(x)
-    times = []
-    for i in range(warmup + repeats):
+
+    def forward_backward() -> None:
         x.grad = None
-        sync_device(x.device)
-        if torch.distributed.is_initialized():
-            torch.distributed.barrier()
-        start = time.perf_counter()
         with autocast:
             out = layer(x)
         out.backward(grad.to(out.dtype))
-        sync_device(x.device)
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+
+    return median_ms(forward_backward, x.device, warmup=warmup, repeats=repeats)
 
 
 def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.device, *, warmup: int = 5,
