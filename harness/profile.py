@@ -38,13 +38,21 @@ class Profile:
         return self.baseline_predicted_s / self.predicted_s
 
 
-def iterations_by_shape(plan: Plan) -> Counter[ShapeKey]:
-    """How many iterations the plan trains at each (t, s, per-GPU batch, BN splits)."""
-    counts: Counter[ShapeKey] = Counter()
+def iterations_by_layout(plan: Plan) -> Counter[tuple[int, int, int, int, int]]:
+    """How many iterations the plan trains at each (t, s, per-GPU batch, BN splits, BN sync)."""
+    counts: Counter[tuple[int, int, int, int, int]] = Counter()
     for phase in plan.phases:
         per_cycle = cycle_counts(plan.samples_per_rank, phase.per_gpu_batches)
         for shape, batch, n in zip(phase.cycle, phase.per_gpu_batches, per_cycle):
-            counts[(shape.t, shape.s, batch, phase.bn_splits)] += n * phase.epochs
+            counts[(shape.t, shape.s, batch, phase.bn_splits, phase.bn_sync)] += n * phase.epochs
+    return counts
+
+
+def iterations_by_shape(plan: Plan) -> Counter[ShapeKey]:
+    """How many iterations the plan trains at each (t, s, per-GPU batch, BN splits): one GPU's view."""
+    counts: Counter[ShapeKey] = Counter()
+    for (t, s, batch, splits, _sync), n in iterations_by_layout(plan).items():
+        counts[(t, s, batch, splits)] += n
     return counts
 
 

@@ -22,24 +22,13 @@ from torch.nn.parallel import DistributedDataParallel
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bench import median_ms
-from harness.schedule import Plan, baseline_spec, build_plan
-from harness.schedule.iterations import cycle_counts
+from harness.profile import iterations_by_layout
+from harness.schedule import baseline_spec, build_plan
 from harness.spec import RunSpec
 from harness.train.distributed import cleanup, init_distributed
 from harness.train.step import EagerStep
 
 Key = tuple[int, int, int, int, int]  # (t, s, per-GPU batch, BN splits, BN sync)
-
-
-def planned_keys(plan: Plan) -> dict[Key, int]:
-    """Iterations per (t, s, per-GPU batch, BN splits, BN sync) of a plan."""
-    counts: dict[Key, int] = {}
-    for phase in plan.phases:
-        per_cycle = cycle_counts(plan.samples_per_rank, phase.per_gpu_batches)
-        for shape, batch, n in zip(phase.cycle, phase.per_gpu_batches, per_cycle):
-            key = (shape.t, shape.s, batch, phase.bn_splits, phase.bn_sync)
-            counts[key] = counts.get(key, 0) + n * phase.epochs
-    return counts
 
 
 def _train_step(step: EagerStep, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
@@ -66,7 +55,7 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
         for spec in specs:
             for label, plan in ((spec.variant, build_plan(spec)), ("baseline_of_" + str(spec.variant),
                                                                     build_plan(baseline_spec(spec)))):
-                for key, n in planned_keys(plan).items():
+                for key, n in iterations_by_layout(plan).items():
                     counts.setdefault(key, {})[str(label)] = n
         on_gpu = info.device.type == "cuda"
         fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
