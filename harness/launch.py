@@ -38,9 +38,22 @@ def submitit_rank_environment(master_port: int) -> bool:
     return True
 
 
+def _prepare_on_rank_zero(scale) -> tuple[str | None, str | None]:
+    """prepare_synthetic on rank 0 only; every rank gets its (root, cache)."""
+    import torch.distributed as dist
+
+    from harness.reproduce import prepare_synthetic
+
+    if not dist.is_initialized():
+        return prepare_synthetic(scale)
+    shared = list(prepare_synthetic(scale)) if dist.get_rank() == 0 else [None, None]
+    dist.broadcast_object_list(shared, src=0)
+    return shared[0], shared[1]
+
+
 def run_job(cfg: DictConfig) -> str:
     """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
-    from harness.reproduce import prepare_synthetic
+    from harness.reproduce import suite_data
     from harness.results import run_id
     from harness.suite import load_scale, load_suite, resolve_suite
     from harness.train.distributed import init_distributed
@@ -56,20 +69,7 @@ def run_job(cfg: DictConfig) -> str:
     world = int(os.environ.get("WORLD_SIZE", 1))
     if not cfg.dry_run and world > 1:
         init_distributed("auto")  # rank 0 prepares the synthetic data while the others wait
-    user_root = any(o.startswith("data.root=") for o in overrides)
-    if cfg.dry_run and not user_root and scale.synthetic:
-        root, cache = "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
-    elif user_root:
-        root, cache = None, None
-    else:
-        import torch.distributed as dist
-
-        first = not dist.is_initialized() or dist.get_rank() == 0
-        root, cache = prepare_synthetic(scale) if first else (None, None)
-        if dist.is_initialized():
-            shared = [root, cache]
-            dist.broadcast_object_list(shared, src=0)
-            root, cache = shared
+    root, cache = suite_data(scale, overrides, bool(cfg.dry_run), prepare=_prepare_on_rank_zero)
     run = next(r for r in resolve_suite(suite, scale, overrides, root, cache) if r.run.variant == cfg.variant)
     if run.spec is None:
         raise SpecError(f"{suite.name}/{cfg.variant} cannot run: {run.skip_reason}")

@@ -37,6 +37,18 @@ def data_home() -> Path:
     return Path(os.environ.get("HARNESS_DATA_DIR", Path.home() / ".cache" / "multigrid-harness"))
 
 
+def suite_data(scale: Scale, overrides: list[str], dry_run: bool,
+               prepare=None) -> tuple[str | None, str | None]:
+    """(data root, frame cache) for a suite's runs: the user's (`data.root=` among `overrides`: nothing to do),
+    placeholders for a dry run, else the scale's synthetic data, generated on first use by `prepare`
+    (default :func:`prepare_synthetic`)."""
+    if any(o.startswith("data.root=") for o in overrides):
+        return None, None
+    if dry_run and scale.synthetic:
+        return "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
+    return (prepare or prepare_synthetic)(scale)
+
+
 def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache)."""
     synth = scale.synthetic
@@ -140,11 +152,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     scale = load_scale(scale_name or default_scale())
     overrides = list(overrides or [])
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
-    user_root = any(o.startswith("data.root=") for o in overrides)
-    if dry_run and not user_root and scale.synthetic:
-        root, cache = "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
-    else:
-        root, cache = (None, None) if user_root else prepare_synthetic(scale)
+    root, cache = suite_data(scale, overrides, dry_run)
     runs = resolve_suite(suite, scale, overrides, root, cache)
     if only:  # in the order given: the first named run first
         runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
