@@ -6,6 +6,20 @@ import argparse
 import json
 
 
+def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
+    """Write `record` to --out if given; with --json print it and return True (the caller then prints no table)."""
+    if args.out:
+        from pathlib import Path
+
+        from harness.io import write_json_atomic
+
+        write_json_atomic(Path(args.out), record)
+    if getattr(args, "json", False):
+        print(json.dumps(record))
+        return True
+    return False
+
+
 def cmd_models_list(args: argparse.Namespace) -> int:
     from harness.models import get_entry, list_models
 
@@ -90,12 +104,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from tqdm import tqdm
 
     from harness.config import compose
-    from harness.io import write_json_atomic
     from harness.profile import iterations_by_shape, profile_plan, profile_summary
     from harness.provenance import provenance
     from harness.schedule import baseline_spec, build_plan
@@ -109,10 +121,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
                                   repeats=args.repeats, step=args.step, progress_factory=bar),
                   "provenance": provenance()}
-        if args.out:
-            write_json_atomic(Path(args.out), record)
-        if args.json:
-            print(json.dumps(record))
+        if _save_or_print_json(record, args):
             return 0
         print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}  paper")
         for row in record["runs"]:
@@ -128,10 +137,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
                                progress=bar)
     record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
-    if args.out:
-        write_json_atomic(Path(args.out), record)
-    if args.json:
-        print(json.dumps(record))
+    if _save_or_print_json(record, args):
         return 0
     print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
           f"{'iters (mg)':>11} {'iters (base)':>12}")
@@ -163,11 +169,9 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_throughput(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from tqdm import tqdm
 
-    from harness.io import write_json_atomic
     from harness.provenance import provenance
     from harness.throughput import measure_throughput
 
@@ -176,10 +180,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
         record = {**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                        warmup=args.warmup, repeats=args.repeats, progress=bar),
                   "provenance": provenance()}
-    if args.out:
-        write_json_atomic(Path(args.out), record)
-    if args.json:
-        print(json.dumps(record))
+    if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
     if record["skipped"]:
@@ -212,9 +213,7 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_scaling(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from harness.io import write_json_atomic
     from harness.provenance import provenance
     from harness.scaling import measure_scaling
 
@@ -222,8 +221,7 @@ def cmd_scaling(args: argparse.Namespace) -> int:
     if not record.pop("is_main"):
         return 0
     record["provenance"] = provenance()
-    if args.out:
-        write_json_atomic(Path(args.out), record)
+    _save_or_print_json(record, args)
     print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}")
     print(f"{'t':>3} {'s':>4} {'per-GPU':>7} {'global':>6} {'split':>5} {'sync':>4} {'ms':>7} {'clips/s':>8}")
     for r in record["shapes"]:

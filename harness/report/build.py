@@ -237,7 +237,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
     tables.extend(profile_table(p) for p in profiles)
-    for extra in (throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(scaling)):
+    at_scale = [r for r in scaling if r.get("scale") == scale]  # the same scale as the runs shown
+    for extra in (throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(at_scale)):
         if extra is not None:
             tables.append(extra)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
@@ -308,8 +309,7 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
     profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
-    scale_dirs = sorted((results_dir / "scaling" / suite).glob("*/"))
-    scaling = [json.loads(p.read_text()) for p in sorted(scale_dirs[-1].glob("*.json"))] if scale_dirs else []
+    scaling = [json.loads(p.read_text()) for p in sorted((results_dir / "scaling" / suite).glob("*/*.json"))]
     throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
     html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput)
     folder = out_dir / suite

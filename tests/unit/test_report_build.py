@@ -145,6 +145,10 @@ def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
                         ("8/GPU, plain BN", "4/GPU, BN sync 2"): 0.5}
     assert "multigrid 2.00× faster" in table.notes[0] and "multigrid 1.00× faster" in table.notes[1]
     assert scaling_table([one]) is None
+    # The report shows scaling measured at the scale of its runs only (here: no runs, so none).
+    _, tables = build_report(load_suite_def("kinetics_ablation"), [], PAPER,
+                             scaling=[{**one, "scale": "proxy"}, {**two, "scale": "proxy"}])
+    assert "scaling" not in {t.id for t in tables}
 
 
 def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_eager():
