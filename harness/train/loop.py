@@ -37,7 +37,7 @@ from harness.train import checkpoint as ckpt
 from harness.train.distributed import DistInfo, agree, cleanup, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
-from harness.train.step import make_step, resolve_step_mode
+from harness.train.step import make_step, require_step_device, resolve_step_mode
 
 log = logging.getLogger("harness.train")
 
@@ -129,9 +129,8 @@ def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
 
 def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any]:
     out = Path(spec.output_dir)
-    if spec.train.step == "cuda_graphs" and info.device.type != "cuda":
-        raise SpecError("train.step=cuda_graphs replays CUDA graphs, but no CUDA GPU is visible here. "
-                        "Use train.step=eager (or compile).")
+    step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda", info.world_size)
+    require_step_device(step_mode, info.device)
     plan = build_plan(spec)
     require_planned_frames(plan)
     if info.world_size != spec.num_gpus:
@@ -161,7 +160,6 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
     net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
         if info.distributed else model
-    step_mode = resolve_step_mode(spec.train.step, on_gpu, info.world_size)
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
                      shapes=len(planned_shapes(plan)))
 

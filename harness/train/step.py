@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
-from harness.spec import STEP_MODES
+from harness.spec import STEP_MODES, SpecError
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
 
@@ -80,8 +80,7 @@ class GraphedStep(EagerStep):
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
                  device: torch.device) -> None:
-        if device.type != "cuda":
-            raise ValueError("train.step=cuda_graphs needs a CUDA device")
+        require_step_device(self.mode, device)
         super().__init__(net, optimizer, loss_fn, bf16, device)
         self.graphs: dict[StepKey, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()
@@ -158,6 +157,13 @@ class CompiledStep(EagerStep):
         self.setup_s += time.perf_counter() - start
         self.seen.add(key)
         return loss
+
+
+def require_step_device(mode: str, device: torch.device) -> None:
+    """Raise SpecError (before any work, in the trainer) if `mode` cannot run on `device`."""
+    if mode == "cuda_graphs" and device.type != "cuda":
+        raise SpecError("train.step=cuda_graphs replays CUDA graphs, but no CUDA GPU is visible here. "
+                        "Use train.step=eager (or compile).")
 
 
 def resolve_step_mode(mode: str, on_gpu: bool, world_size: int) -> str:
