@@ -263,7 +263,7 @@ def cmd_bn_bench(args: argparse.Namespace) -> int:
         print(f"one BN layer, forward + backward, {'×'.join(map(str, shape))} per process, {device} × "
               f"{info.world_size}")
         for r in rows:
-            print(f"  {r.mode:<32} {r.median_ms:8.3f} ms")
+            print(f"  {r.mode:<36} {r.median_ms:8.3f} ms")
     return 0
 
 

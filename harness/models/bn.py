@@ -11,7 +11,8 @@ keys, so checkpoints hold plain BN and load at any split count) with two trainin
   the groups — mean of group means; mean of (unbiased) group variances plus the variance of
   the group means — so evaluation uses one plain BN, as in the paper.
 - **synchronised BN** (`num_sync = d > 1`): statistics over the batches of `d` consecutive
-  ranks (torch.distributed, autograd through the all-reduce).
+  ranks: on CUDA with PyTorch's fused BN kernels and two collectives per layer (`fused_sync_bn`),
+  elsewhere from elementwise ops with autograd through the all-reduce.
 
 The layout changes between iterations by setting two integers (`set_bn_layout`): nothing is
 rebuilt, the optimizer keeps its parameters. At split 1 and sync 1 it is plain BN.
@@ -29,18 +30,14 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from harness.models.fused_sync_bn import dense_memory_format, fused_synced_batch_norm
+
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
 # at equal FLOPs (docs/gpu-notes.md): blocks win at k=2 (eager 94 vs 106 ms, CUDA graphs 64 vs 92), lose at
 # k=4 eagerly (143 vs 95, one launch per block) but win under CUDA graphs (73 vs 82), and lose at k=8 either way.
 BLOCK_SPLITS_EAGER = 2
 BLOCK_SPLITS_GRAPHED = 4
-
-
-def _memory_format(x: torch.Tensor) -> torch.memory_format:
-    if x.dim() == 5 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last_3d):
-        return torch.channels_last_3d
-    return torch.contiguous_format
 
 
 class MultigridBatchNorm3d(nn.BatchNorm3d):
@@ -52,6 +49,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         self.max_block_splits = BLOCK_SPLITS_EAGER  # see _sub_batch_forward and set_bn_block_splits
         self.num_sync = 1
         self.sync_group: dist.ProcessGroup | None = None
+        self.fused_sync = True  # on CUDA, synchronise with the fused kernels of fused_sync_bn (False: portable)
 
     def _update_factor(self) -> float:
         """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
@@ -90,7 +88,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             out = F.batch_norm(grouped, group_mean.view(-1), group_var.view(-1), self.weight.repeat(k),
                                self.bias.repeat(k), True, 1.0, self.eps)
             group_mean, group_var = group_mean.view(k, c), group_var.view(k, c)
-            out = out.reshape(x.shape).contiguous(memory_format=_memory_format(x))
+            out = out.reshape(x.shape).contiguous(memory_format=dense_memory_format(x))
         with torch.no_grad():
             batch_mean = group_mean.mean(0)
             batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
@@ -103,8 +101,13 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         if not (dist.is_available() and dist.is_initialized()):
             return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, True,
                                 self.momentum, self.eps)
+        if x.is_cuda and self.fused_sync:
+            return fused_synced_batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var,
+                                           self._update_factor(), self.eps, self.sync_group)
         from torch.distributed.nn.functional import all_reduce
 
+        # Portable path (CPU/gloo, or fused_sync off): statistics from fp32 elementwise ops, autograd through
+        # the all-reduce. About ten passes over the activation where the fused kernels make two.
         dims = [0, *range(2, x.dim())]
         xf = x.float()
         # torch.full launches a fill kernel; torch.tensor([...], device=cuda) would copy from pageable host

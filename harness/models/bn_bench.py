@@ -3,7 +3,8 @@
 The step-time profiles say which shapes are slow; this says how much of it one BN layer is. For an
 activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN, sub-batch BN with
 contiguous blocks and with the reference's interleaved groups, and — under torchrun — BN synchronised over
-all processes, beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
+all processes (on GPU with the fused kernels and with the portable ops), beside ``torch.nn.SyncBatchNorm``
+(GPU only) for comparison.
 """
 
 from __future__ import annotations
@@ -63,9 +64,11 @@ def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.d
             bn.num_splits, bn.max_block_splits = splits, max_block
             add(f"{mode} k={splits}", bn)
     if world > 1:
-        bn = MultigridBatchNorm3d(c)
-        bn.num_sync, bn.sync_group = world, sync_group(world)
-        add(f"synchronised over {world}", bn)
+        # The default path (fused on GPU), and on GPU also the portable ops for comparison.
+        for fused in ((True, False) if on_gpu else (True,)):
+            bn = MultigridBatchNorm3d(c)
+            bn.num_sync, bn.sync_group, bn.fused_sync = world, sync_group(world), fused
+            add(f"synchronised over {world}" + ("" if fused else " (portable ops)"), bn)
         if on_gpu:
             add(f"torch SyncBatchNorm over {world}", nn.SyncBatchNorm(c))
     return rows
