@@ -17,6 +17,8 @@ from harness.report.inputs import (
     load_records,
     load_suite_def,
     ordered,
+    record_setup,
+    records_by_setup,
     select_records,
     suite_names,
 )
@@ -29,6 +31,7 @@ from harness.report.tables import (
     epochs_of,
     fmt,
     method_of,
+    setups_table,
     shown,
     tables_csv,
     tables_markdown,
@@ -232,13 +235,16 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
     """
+    records = list(records)
     scale, chosen, picked_notes = select_records(suite, records, scale)
     notes = [*notes, *picked_notes]
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
+    main_setup = record_setup(recs[0]) if recs else None
+    setups = setups_table(suite, records_by_setup(suite, records, scale), main_setup) if scale else None
     tables.extend(profile_table(p) for p in profiles)
     at_scale = [r for r in scaling if r.get("scale") == scale]  # the same scale as the runs shown
-    for extra in (throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(at_scale)):
+    for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(at_scale)):
         if extra is not None:
             tables.append(extra)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]

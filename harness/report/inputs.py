@@ -65,15 +65,8 @@ def record_setup(record: Mapping[str, Any]) -> str:
     return f"{world} GPU{'s' if world > 1 else ''}, {step} steps"
 
 
-def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
-                   scale: str | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
-    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
-    (processes and step mode: the newest record's), newest first.
-
-    Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
-    out (and said so). Returns (scale, {variant: record}, notes).
-    """
-    notes: list[str] = []
+def _usable(suite: SuiteDef, records: Iterable[Mapping[str, Any]], notes: list[str]) -> list[Mapping[str, Any]]:
+    """Complete records of the suite's variants, newest first (the others noted)."""
     complete = []
     for r in records:
         if r.get("status") != "complete":
@@ -83,10 +76,36 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
                          f"left out")
         else:
             complete.append(r)
-    complete.sort(key=lambda r: str(r.get("date", "")), reverse=True)
+    return sorted(complete, key=lambda r: str(r.get("date", "")), reverse=True)
+
+
+def records_by_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
+                     scale: str) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """The newest complete record of every variant at `scale`, per setup (processes and step mode); setups in
+    order of their newest record."""
+    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for r in _usable(suite, records, []):
+        if record_scale(r) == scale:
+            out.setdefault(record_setup(r), {}).setdefault(str(r["variant"]), r)
+    return out
+
+
+def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
+                   scale: str | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
+    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
+    (processes and step mode: the one with the most variants recorded, of those the newest), newest first.
+
+    Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
+    out of the main tables (and said so; `records_by_setup` feeds the table that compares setups).
+    Returns (scale, {variant: record}, notes).
+    """
+    notes: list[str] = []
+    complete = _usable(suite, records, notes)
     if scale is None and complete:
         scale = record_scale(complete[0])
-    setup = next((record_setup(r) for r in complete if record_scale(r) == scale), None)
+    setups = records_by_setup(suite, complete, scale) if scale else {}
+    newest_first = list(setups)
+    setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
     chosen: dict[str, Mapping[str, Any]] = {}
     other: dict[str, int] = {}
     other_setup: dict[str, int] = {}
@@ -103,8 +122,8 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
         notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
                      f"use --scale {name} for those)")
     for name, count in sorted(other_setup.items()):
-        notes.append(f"{count} record(s) run with {name} left out (this report shows the newest setup, {setup}; "
-                     f"keep other setups' records in another results folder to report them)")
+        notes.append(f"{count} record(s) run with {name} are compared in the setups table only (the other tables "
+                     f"show {setup}, the setup with the most runs)")
     return scale, chosen, notes
 
 

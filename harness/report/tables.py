@@ -340,6 +340,42 @@ def device_of(record: Mapping[str, Any]) -> str:
     return f"{hw.get('cpu_count', '?')}-core CPU ({hw.get('cpu', 'unknown')})"
 
 
+def setups_table(suite: SuiteDef, by_setup: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                 main_setup: str | None) -> Table | None:
+    """Every run under each setup it was recorded with (e.g. 1 and 2 GPUs, same scale): wall-clock, speedup over
+    the same setup's baseline, accuracy, and wall-clock against the run under the main tables' setup."""
+    if len(by_setup) < 2:
+        return None
+    main = by_setup.get(main_setup or "", {})
+    setups = sorted(by_setup, key=lambda s: s != main_setup)  # the main setup first, then newest first
+    rows = []
+    for run in suite.runs:
+        for setup in setups:
+            record = by_setup[setup].get(run.variant)
+            if record is None:
+                continue
+            numbers = run_numbers(record)
+            ref = main.get(run.variant)
+            rows.append({"variant": run.variant, "setup": setup, "device": device_of(record),
+                         "iterations": numbers["iterations"], "train_s": numbers["train_s"],
+                         "speedup": _versus(numbers, suite_baseline(record, suite, by_setup[setup]))["speedup"],
+                         "top1": numbers["top1"], "map": numbers["map"],
+                         "vs_main": _ratio(run_numbers(ref)["train_s"], numbers["train_s"]) if ref else None,
+                         "shape_checks": record.get("shape_checks") if int(record.get("world_size") or 1) > 1
+                         else None, "commit": record.get("commit")})
+    metric = (Column("map", "mAP", "pct") if any(r["map"] is not None for r in rows) else
+              Column("top1", "top-1", "pct"))
+    columns = (Column("variant", "run"), Column("setup", "setup"), Column("device", "device"),
+               Column("iterations", "iterations", "int"), Column("train_s", "train time", "seconds"),
+               Column("speedup", "speedup (same setup)", "ratio"), metric,
+               Column("vs_main", f"faster than on {main_setup}", "ratio"),
+               Column("shape_checks", "shape checks", "int"), Column("commit", "commit", "commit"))
+    notes = ("Speedup: against the 1.0× baseline run of the same setup. Shape checks: iterations at which every "
+             "rank confirmed the same mini-batch shape (multi-process runs). Setups run on different machines "
+             "or commits compare only as well as those match (device and commit columns).",)
+    return Table("setups", "The runs under each setup (processes, step mode)", columns, tuple(rows), notes)
+
+
 def provenance_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Table:
     """Where each number came from: record file, run id, commit, date, versions, device, precision."""
     out = []

@@ -16,6 +16,7 @@ from harness.report.tables import (
     fmt,
     paper_table,
     runs_table,
+    setups_table,
     tables_csv,
     tables_markdown,
 )
@@ -198,10 +199,33 @@ def test_records_of_another_setup_are_not_mixed_in():
                "step": {"mode": "cuda_graphs", "setup_s": 1.0, "specialisations": 3}}
     _, chosen, notes = select_records(SUITE, [one_gpu, two_gpus])
     assert set(chosen) == {"multigrid"} and chosen["multigrid"]["world_size"] == 2
-    assert "1 record(s) run with 1 GPU, eager steps left out" in " ".join(notes)
+    assert "1 record(s) run with 1 GPU, eager steps are compared in the setups table only" in " ".join(notes)
     _, chosen, notes = select_records(SUITE, [one_gpu, two_gpus, graphed])
     assert set(chosen) == {"baseline"} and chosen["baseline"]["step"]["mode"] == "cuda_graphs"
     assert len(notes) == 2
+    # The setup with more runs wins over a newer one with fewer.
+    one_gpu_mg = make_record("multigrid", date="2026-01-01T00:00:00+00:00")
+    _, chosen, _ = select_records(SUITE, [one_gpu, one_gpu_mg, two_gpus])
+    assert set(chosen) == {"baseline", "multigrid"} and chosen["multigrid"]["world_size"] == 1
+
+
+def test_setups_table_compares_each_run_across_setups():
+    def two(record):
+        return {**record, "world_size": 2, "shape_checks": record["plan"]["iterations"]}
+
+    one = {"baseline": make_record("baseline", kind="baseline", train_s=100.0, top1=40.0),
+           "multigrid": make_record("multigrid", train_s=40.0, top1=38.0)}
+    double = {"baseline": two(make_record("baseline", kind="baseline", train_s=80.0, top1=39.0)),
+              "multigrid": two(make_record("multigrid", train_s=20.0, top1=37.0))}
+    table = setups_table(SUITE, {"2 GPUs, eager steps": double, "1 GPU, eager steps": one}, "1 GPU, eager steps")
+    assert [(r["variant"], r["setup"]) for r in table.rows] == [
+        ("baseline", "1 GPU, eager steps"), ("baseline", "2 GPUs, eager steps"),
+        ("multigrid", "1 GPU, eager steps"), ("multigrid", "2 GPUs, eager steps")]
+    mg2 = _row(table, variant="multigrid", setup="2 GPUs, eager steps")
+    assert mg2["speedup"] == pytest.approx(4.0) and mg2["vs_main"] == pytest.approx(2.0)
+    assert mg2["top1"] == 37.0 and mg2["shape_checks"] == 20
+    assert _row(table, variant="multigrid", setup="1 GPU, eager steps")["shape_checks"] is None
+    assert setups_table(SUITE, {"1 GPU, eager steps": one}, "1 GPU, eager steps") is None
 
 
 def test_csv_and_markdown_hold_every_table():
