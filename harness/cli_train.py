@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 
@@ -19,6 +20,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     except TrainingDiverged as err:
         print(f"harness train: diverged: {err}", file=sys.stderr)
         return 3
+    if int(os.environ.get("RANK", "0")) != 0:  # every rank returns the record; one of them reports it
+        return 0
     final = record["final"]
     measured = record["measured"]
     metric = f"mAP {final['map']:.2f}" if "map" in final else f"top-1 {final['top1']:.2f} top-5 {final['top5']:.2f}"

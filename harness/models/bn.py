@@ -104,8 +104,6 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         if x.is_cuda and self.fused_sync:
             return fused_synced_batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var,
                                            self._update_factor(), self.eps, self.sync_group)
-        from torch.distributed.nn.functional import all_reduce
-
         # Portable path (CPU/gloo, or fused_sync off): statistics from fp32 elementwise ops, autograd through
         # the all-reduce. About ten passes over the activation where the fused kernels make two.
         dims = [0, *range(2, x.dim())]
@@ -114,7 +112,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         # memory, which synchronises the stream: once per BN layer, the CPU would wait for the GPU.
         count = torch.full((1,), float(x.numel() // x.shape[1]), device=x.device, dtype=torch.float32)
         stats = torch.cat([xf.sum(dims), (xf * xf).sum(dims), count])
-        stats = all_reduce(stats, group=self.sync_group)  # autograd flows back to every rank's inputs
+        stats = _AllReduceSum.apply(stats, self.sync_group)  # autograd flows back to every rank's inputs
         c = self.num_features
         total = stats[2 * c]
         mean = stats[:c] / total
@@ -128,6 +126,24 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         scale = self.weight.float() * torch.rsqrt(var + self.eps)
         shift = self.bias.float() - mean * scale
         return (xf * scale.view(shape) + shift.view(shape)).to(x.dtype)
+
+
+class _AllReduceSum(torch.autograd.Function):
+    """Sum over the ranks of `group`, differentiable: every rank's output depends on every rank's input with
+    weight 1, so the input gradient is the sum of all ranks' output gradients (another all-reduce)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, group: dist.ProcessGroup | None) -> torch.Tensor:
+        ctx.group = group
+        out = x.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        grad = grad.clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
 
 
 _SYNC_GROUPS: dict[int, dist.ProcessGroup | None] = {}

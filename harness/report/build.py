@@ -30,6 +30,7 @@ from harness.report.tables import (
     device_of,
     epochs_of,
     fmt,
+    layout_text,
     method_of,
     setups_table,
     shown,
@@ -145,9 +146,7 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
 
 
 def _layout(row: Mapping[str, Any]) -> str:
-    bn = (f"BN split {row['bn_splits']}" if row["bn_splits"] > 1 else
-          f"BN sync {row['bn_sync']}" if row["bn_sync"] > 1 else "plain BN")
-    return f"{row['per_gpu_batch']}/GPU, {bn}"
+    return layout_text([row["per_gpu_batch"]], row["bn_splits"], row["bn_sync"])
 
 
 def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:

@@ -306,6 +306,16 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
     return Table("runs", title, columns, tuple(out), notes)
 
 
+def layout_text(per_gpu_batches: Sequence[int], bn_splits: int, bn_sync: int) -> str:
+    """'8/GPU, BN split 2', '2–8/GPU, BN sync 4' or '16/GPU, plain BN' ('' when nothing was noted)."""
+    if not per_gpu_batches:
+        return ""
+    low, high = min(per_gpu_batches), max(per_gpu_batches)
+    clips = f"{low}/GPU" if low == high else f"{low}–{high}/GPU"
+    bn = f"BN split {bn_splits}" if bn_splits > 1 else f"BN sync {bn_sync}" if bn_sync > 1 else "plain BN"
+    return f"{clips}, {bn}"
+
+
 def data_wait_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Table:
     """Per run and phase: how much of the training wall-clock was spent waiting for the data loader."""
     out = []
@@ -316,6 +326,8 @@ def data_wait_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) ->
         measured = record.get("measured") or {}
         for p in measured.get("phases") or []:
             out.append({"variant": run.variant, "phase": p.get("phase"), "iterations": p.get("iterations"),
+                        "layout": layout_text(p.get("per_gpu_batches") or [], p.get("bn_splits", 1),
+                                              p.get("bn_sync", 1)),
                         "clips": p.get("clips"), "wall_s": p.get("wall_s"), "data_wait_s": p.get("data_wait_s"),
                         "data_wait_share": p.get("data_wait_share"), "clips_per_s": p.get("clips_per_s")})
         out.append({"variant": run.variant, "phase": "all", "iterations": measured.get("iterations"),
@@ -323,7 +335,8 @@ def data_wait_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) ->
                     "data_wait_s": measured.get("data_wait_s"), "data_wait_share": measured.get("data_wait_share"),
                     "clips_per_s": _ratio(measured.get("clips"), measured.get("train_s"))})
     columns = (Column("variant", "run"), Column("phase", "phase"), Column("iterations", "iterations", "int"),
-               Column("clips", "clips", "int"), Column("wall_s", "wall-clock", "seconds"),
+               Column("layout", "per-GPU batch, BN"), Column("clips", "clips", "int"),
+               Column("wall_s", "wall-clock", "seconds"),
                Column("data_wait_s", "data wait", "seconds"), Column("data_wait_share", "data-wait share", "share"),
                Column("clips_per_s", "clips/s", "float"))
     notes = ("A high data-wait share means the loader, not the model, set the pace: multigrid's large batches of "

@@ -207,6 +207,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
             compute_s = time.perf_counter() - data_start - data_s
             clips_all = len(clips) * info.world_size
             state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])
+            state.meter.note_layout(it.phase, len(clips), *layout)
             if on_gpu:
                 state.meter.note_memory(it.phase, torch.cuda.max_memory_allocated(info.device) / 2**30)
             state.shape_checks += int(info.distributed)

@@ -16,6 +16,9 @@ class PhaseMeter:
     compute_s: float = 0.0  # batch on device until the optimizer step finished (synchronised)
     forward_gflops: float = 0.0  # all ranks, fvcore count per clip × clips
     peak_memory_gib: float = 0.0
+    per_gpu_batches: list[int] = field(default_factory=list)  # distinct clips per GPU (short cycle: several)
+    bn_splits: int = 1  # the BN layout the phase ran with: sub-batches per GPU, GPUs synchronised
+    bn_sync: int = 1
 
     @property
     def wall_s(self) -> float:
@@ -36,6 +39,13 @@ class RunMeter:
         m.data_wait_s += data_s
         m.compute_s += compute_s
         m.forward_gflops += gflops
+
+    def note_layout(self, phase: int, per_gpu_batch: int, bn_splits: int, bn_sync: int) -> None:
+        """The per-GPU batch and BN layout an iteration ran with (the record shows what ran, not what was planned)."""
+        m = self.phases.setdefault(phase, PhaseMeter(phase))
+        if per_gpu_batch not in m.per_gpu_batches:
+            m.per_gpu_batches = sorted([*m.per_gpu_batches, per_gpu_batch])
+        m.bn_splits, m.bn_sync = bn_splits, bn_sync
 
     def note_memory(self, phase: int, gib: float) -> None:
         m = self.phases.setdefault(phase, PhaseMeter(phase))

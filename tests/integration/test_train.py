@@ -99,17 +99,34 @@ def test_nan_loss_stops_with_message_and_keeps_checkpoint(synth_root, tmp_path):
     assert not (tmp_path / "record.json").exists()
 
 
-def test_two_process_gloo_ddp_agrees_on_every_shape(synth_root, tmp_path):
+@pytest.mark.parametrize(("ranks", "extra"), [
+    (2, ["solver.batch_size=2"]),
+    # BN base 2 at 1 clip per GPU: sub-batch and synchronised BN in one run, the sync groups (2 ranks) smaller
+    # than the world, as in an 8-GPU plan.
+    (4, ["solver.batch_size=4", "multigrid.bn_base_size=2", "multigrid.short_cycle=false"]),
+])
+def test_ddp_ranks_agree_on_every_shape_and_run_the_planned_layouts(synth_root, tmp_path, ranks, extra):
     out = tmp_path / "ddp"
-    overrides = [o for o in smoke_overrides(synth_root, out) if not o.startswith("num_gpus")]
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29531",
-           "-m", "harness", "train", *overrides, "num_gpus=2"]
+    overrides = [o for o in smoke_overrides(synth_root, out) if not o.startswith(("num_gpus", "solver.batch_size"))]
+    overrides += [*extra, f"num_gpus={ranks}"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={ranks}", f"--master_port={29531 + ranks}",
+           "-m", "harness", "train", *overrides]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("done: ") == 1  # one rank reports
     record = json.loads((out / "record.json").read_text())
-    assert record["world_size"] == 2
+    assert record["world_size"] == ranks
     assert record["shape_checks"] == record["plan"]["iterations"] > 0
     assert record["final"]["videos_scored"] == 8
+    plan = build_plan(compose(overrides))
+    layouts = set()
+    for measured in record["measured"]["phases"]:
+        phase = plan.phases[measured["phase"]]
+        assert (measured["bn_splits"], measured["bn_sync"]) == (phase.bn_splits, phase.bn_sync)
+        assert set(measured["per_gpu_batches"]) <= set(phase.per_gpu_batches)
+        layouts.add((phase.bn_splits > 1, phase.bn_sync > 1))
+    if ranks == 4:
+        assert {(True, False), (False, True)} <= layouts  # sub-batch and synchronised BN both ran
 
 
 def test_broken_videos_are_skipped_counted_and_recorded(synth_root, tmp_path):

@@ -13,7 +13,9 @@ from harness.report.tables import (
     NOT_RUN,
     OK,
     build_tables,
+    data_wait_table,
     fmt,
+    layout_text,
     paper_table,
     runs_table,
     setups_table,
@@ -240,3 +242,14 @@ def test_csv_and_markdown_hold_every_table():
     assert any(line.startswith("1a,4-shape (default),multigrid,ok") for line in csv_text.splitlines())
     md = tables_markdown(tables)
     assert "## Table 1a" in md and "| 4-shape (default) | multigrid |" in md and "5.00×" in md
+
+
+def test_phases_show_the_per_gpu_batches_and_bn_layout_that_ran():
+    assert layout_text([8], 2, 1) == "8/GPU, BN split 2"
+    assert layout_text([8, 2, 4], 1, 4) == "2–8/GPU, BN sync 4"
+    assert layout_text([16], 1, 1) == "16/GPU, plain BN"
+    assert layout_text([], 1, 1) == ""  # records from before layouts were noted
+    record = make_record("multigrid")
+    record["measured"]["phases"][0] |= {"per_gpu_batches": [1, 2, 4], "bn_splits": 1, "bn_sync": 2}
+    rows = data_wait_table(SUITE, {"multigrid": record}).rows
+    assert rows[0]["layout"] == "1–4/GPU, BN sync 2" and rows[-1]["phase"] == "all"
