@@ -26,6 +26,7 @@ from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, c
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.bench import sync_device
 from harness.models.check import planned_shapes, require_planned_frames
 from harness.models.flops import count_flops
 from harness.provenance import provenance
@@ -120,15 +121,19 @@ def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
     and, for a suite run, to `results` (default: results/ of this checkout)."""
     if not spec.output_dir:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
+    started = time.perf_counter()
     info = init_distributed(spec.train.device)
     try:
-        return _train(spec, info, results)
+        return _train(spec, info, results, started)
     finally:
         cleanup(info)
 
 
-def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any]:
+def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) -> dict[str, Any]:
     out = Path(spec.output_dir)
+    # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
+    # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
+    outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}
     step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda", info.world_size)
     require_step_device(step_mode, info.device)
     plan = build_plan(spec)
@@ -178,6 +183,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
                desc=f"{spec.recipe or 'run'} {plan.kind}", dynamic_ncols=True)
     try:
         data_start = time.perf_counter()
+        outside["setup_s"] = data_start - started
         for batch in loader:  # one pass to the end of the run: the workers prefetch across epochs
             it = iteration(plan, state.iteration)
             epoch = it.epoch
@@ -225,25 +231,28 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
                 every = spec.train.eval_every
                 if every and (epoch + 1) % every == 0 and state.iteration < plan.iterations:
                     if spec.train.precise_bn:
-                        _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
+                        outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
                     state.evals.append(_evaluate(spec, net, val_set, multilabel, prepare, autocast, info,
                                                  state, epoch + 1, bad))
                     set_bn_layout(bns, *layout)
             due = spec.train.checkpoint_every and state.iteration % spec.train.checkpoint_every == 0
             if info.is_main and (due or (last_of_epoch and not spec.train.checkpoint_every)):
+                saving = time.perf_counter()
                 ckpt.save_checkpoint(out / "checkpoints", state.iteration,
                                      _checkpoint_payload(model, optimizer, state, spec, bad),
                                      spec.train.keep_checkpoints)
+                outside["checkpoint_s"] += time.perf_counter() - saving
             data_start = time.perf_counter()
     finally:
         bar.close()
     if spec.train.precise_bn:
-        _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
+        outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
     # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
     record["step"] = {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations}
+    record["outside_steps"] = {**outside, "total_s": time.perf_counter() - started}
     if info.is_main:
         write_record(record, out, spec, results)
     return record
@@ -251,8 +260,10 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None) -> dict[str, Any
 
 @torch.no_grad()
 def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipDataset, prepare, autocast,
-                info: DistInfo) -> None:
-    """Recompute BN statistics as a true average over `train.precise_bn` batches at the test shape."""
+                info: DistInfo) -> float:
+    """Recompute BN statistics as a true average over `train.precise_bn` batches at the test shape; return the
+    seconds it took."""
+    start = time.perf_counter()
     bns = multigrid_bns(net)
     fine = plan.phases[-1]
     set_bn_layout(bns, fine.bn_splits, fine.bn_sync)
@@ -272,6 +283,8 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
             net(prepare(item["clips"]))
     for bn, momentum in zip(bns, saved):
         bn.momentum = momentum
+    sync_device(info.device)  # the queued forward passes belong to this time
+    return time.perf_counter() - start
 
 
 def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilabel: bool, prepare, autocast,

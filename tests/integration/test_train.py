@@ -33,6 +33,9 @@ def _check_record(record: dict, spec) -> None:
     assert record["bad_videos"]["bad_videos"] == 0
     assert record["commit"] and record["hardware"]["cpu_count"]
     assert len(record["epoch_losses"]) == plan.max_epoch
+    outside = record["outside_steps"]
+    assert outside["setup_s"] > 0 and outside["checkpoint_s"] > 0  # a checkpoint at the end of every epoch
+    assert outside["total_s"] > measured["train_s"] + measured["eval_s"] + outside["setup_s"]
 
 
 @pytest.mark.parametrize("variant", ["multigrid", "baseline"])
