@@ -47,7 +47,7 @@ footer { margin-top: 3em; font-size: 0.85em; color: #6a7384; }
 <li><a href="#figure-3">Figure 3: training time vs accuracy</a></li>
 <li><a href="#t-runs">{{ runs_table.title }}</a></li>
 <li><a href="#figure-2">Figure 2: mini-batch shape over iterations</a></li>
-<li><a href="#t-data_wait">Data-wait share per phase</a></li>
+<li><a href="#t-data_wait">Per phase: data wait, layout and time per iteration</a></li>
 <li><a href="#t-provenance">Provenance</a></li>
 </ul></nav>
 

@@ -253,3 +253,4 @@ def test_phases_show_the_per_gpu_batches_and_bn_layout_that_ran():
     record["measured"]["phases"][0] |= {"per_gpu_batches": [1, 2, 4], "bn_splits": 1, "bn_sync": 2}
     rows = data_wait_table(SUITE, {"multigrid": record}).rows
     assert rows[0]["layout"] == "1–4/GPU, BN sync 2" and rows[-1]["phase"] == "all"
+    assert rows[0]["ms_per_iteration"] == pytest.approx(1000 * 10.0 / 20)  # wall 10 s over 20 iterations
