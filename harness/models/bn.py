@@ -11,7 +11,7 @@ keys, so checkpoints hold plain BN and load at any split count) with two trainin
   the groups — mean of group means; mean of (unbiased) group variances plus the variance of
   the group means — so evaluation uses one plain BN, as in the paper.
 - **synchronised BN** (`num_sync = d > 1`): statistics over the batches of `d` consecutive
-  ranks: on CUDA with PyTorch's fused BN kernels and two collectives per layer (`fused_sync_bn`),
+  ranks: on CUDA with PyTorch's fused BN kernels and two collectives per layer (`fused_bn`),
   elsewhere from elementwise ops with autograd through the all-reduce.
 
 The layout changes between iterations by setting two integers (`set_bn_layout`): nothing is
@@ -30,7 +30,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from harness.models.fused_sync_bn import dense_memory_format, fused_synced_batch_norm
+from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
@@ -49,7 +49,10 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         self.max_block_splits = BLOCK_SPLITS_EAGER  # see _sub_batch_forward and set_bn_block_splits
         self.num_sync = 1
         self.sync_group: dist.ProcessGroup | None = None
-        self.fused_sync = True  # on CUDA, synchronise with the fused kernels of fused_sync_bn (False: portable)
+        self.fused_sync = True  # on CUDA, synchronise with the fused kernels of fused_bn (False: portable)
+        # On CUDA, sub-batch BN with fused_bn's block kernels instead of cuDNN per block. Off until a GPU shows it
+        # faster (`harness bn-bench` times both).
+        self.fused_sub_batch = False
 
     def _update_factor(self) -> float:
         """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
@@ -68,10 +71,24 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         return self._synced_forward(x)
 
     def _sub_batch_forward(self, x: torch.Tensor) -> torch.Tensor:
-        k, c = self.num_splits, self.num_features
-        n = x.shape[0]
-        if n % k:
-            raise ValueError(f"sub-batch BN: batch of {n} clips cannot be split into {k} equal groups")
+        k = self.num_splits
+        if x.shape[0] % k:
+            raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
+        if x.is_cuda and self.fused_sub_batch:
+            out, group_mean, group_var = fused_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
+        else:
+            out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k)
+        with torch.no_grad():
+            batch_mean = group_mean.mean(0)
+            batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
+            factor = self._update_factor()
+            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), factor)
+            self.running_var.lerp_(batch_var.to(self.running_var.dtype), factor)
+        return out
+
+    def _sub_batch_by_batch_norm(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sub-batch BN from F.batch_norm (cuDNN on GPU): (y, group means, group unbiased variances)."""
+        n, c = x.shape[0], self.num_features
         # Per-group buffers with momentum 1 receive exactly this batch's group statistics.
         group_mean = torch.zeros(k, c, device=x.device, dtype=torch.float32)
         group_var = torch.ones(k, c, device=x.device, dtype=torch.float32)
@@ -81,21 +98,13 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             # k kernels instead of one, which pays only while k is small (or launches are cheap: CUDA graphs).
             out = torch.cat([F.batch_norm(chunk, group_mean[i], group_var[i], self.weight, self.bias, True, 1.0,
                                           self.eps) for i, chunk in enumerate(x.chunk(k))])
-        else:
-            # The reference's layout: group i = clips i mod k, one BN over n/k × kC (a copy each way when the
-            # activations are channels-last), handed back in the input's memory format.
-            grouped = x.reshape(n // k, k * c, *x.shape[2:])
-            out = F.batch_norm(grouped, group_mean.view(-1), group_var.view(-1), self.weight.repeat(k),
-                               self.bias.repeat(k), True, 1.0, self.eps)
-            group_mean, group_var = group_mean.view(k, c), group_var.view(k, c)
-            out = out.reshape(x.shape).contiguous(memory_format=dense_memory_format(x))
-        with torch.no_grad():
-            batch_mean = group_mean.mean(0)
-            batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
-            factor = self._update_factor()
-            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), factor)
-            self.running_var.lerp_(batch_var.to(self.running_var.dtype), factor)
-        return out
+            return out, group_mean, group_var
+        # The reference's layout: group i = clips i mod k, one BN over n/k × kC (a copy each way when the
+        # activations are channels-last), handed back in the input's memory format.
+        grouped = x.reshape(n // k, k * c, *x.shape[2:])
+        out = F.batch_norm(grouped, group_mean.view(-1), group_var.view(-1), self.weight.repeat(k),
+                           self.bias.repeat(k), True, 1.0, self.eps)
+        return out.reshape(x.shape).contiguous(memory_format=dense_memory_format(x)), group_mean, group_var
 
     def _synced_forward(self, x: torch.Tensor) -> torch.Tensor:
         if not (dist.is_available() and dist.is_initialized()):

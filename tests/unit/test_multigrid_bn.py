@@ -30,23 +30,23 @@ def independent_sub_bn(x, weight, bias, k, eps=1e-5, blocks=True):
     return out, means.mean(0), variances.mean(0) + means.var(0, unbiased=False)
 
 
-@pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "interleaved"])
-@pytest.mark.parametrize("k", [2, 4])
-def test_sub_batch_bn_matches_independent_implementation(k, blocks):
+def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, device: str = "cpu") -> None:
     torch.manual_seed(k)
-    bn = MultigridBatchNorm3d(6)
-    bn.max_block_splits = k if blocks else 1
+    bn.to(device)
     with torch.no_grad():
         bn.weight.uniform_(0.5, 1.5)
         bn.bias.normal_()
     bn.num_splits = k
-    x = (torch.randn(4 * k, 6, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)).requires_grad_()
+    fmt = torch.channels_last_3d if device == "cuda" else torch.contiguous_format  # as the trainer's
+    x = torch.randn(4 * k, 6, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)
+    x = x.to(device).contiguous(memory_format=fmt).requires_grad_()
     x_ref = x.detach().clone().requires_grad_()
     w_ref, b_ref = bn.weight.detach().clone().requires_grad_(), bn.bias.detach().clone().requires_grad_()
 
     out = bn(x)
     ref, mean, var = independent_sub_bn(x_ref, w_ref, b_ref, k, blocks=blocks)
     torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+    assert out.is_contiguous(memory_format=fmt)
     grad = torch.randn_like(out)
     out.backward(grad)
     ref.backward(grad)
@@ -57,6 +57,30 @@ def test_sub_batch_bn_matches_independent_implementation(k, blocks):
     torch.testing.assert_close(bn.running_mean, 0.1 * mean, rtol=1e-4, atol=1e-6)
     torch.testing.assert_close(bn.running_var, 0.9 + 0.1 * var, rtol=1e-4, atol=1e-6)
     assert bn.num_batches_tracked.item() == 1
+
+
+@pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "interleaved"])
+@pytest.mark.parametrize("k", [2, 4])
+def test_sub_batch_bn_matches_independent_implementation(k, blocks):
+    bn = MultigridBatchNorm3d(6)
+    bn.max_block_splits = k if blocks else 1
+    _check_against_independent(bn, k, blocks)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_fused_sub_batch_bn_matches_independent_implementation_on_gpu(k):
+    bn = MultigridBatchNorm3d(6)
+    bn.fused_sub_batch = True
+    _check_against_independent(bn, k, blocks=True, device="cuda")
+    # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result.
+    x = torch.randn(4 * k, 6, 3, 5, 5, device="cuda").contiguous(memory_format=torch.channels_last_3d)
+    plain = MultigridBatchNorm3d(6).cuda()
+    plain.load_state_dict(bn.state_dict())
+    plain.num_splits, plain.max_block_splits = k, k
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        fused_out = bn(x.bfloat16())
+    torch.testing.assert_close(fused_out.float(), plain(x), rtol=2e-2, atol=2e-2)
 
 
 def test_split_one_is_plain_batchnorm():
