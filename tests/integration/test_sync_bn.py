@@ -55,7 +55,7 @@ needs_two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs
 @pytest.mark.parametrize(("device", "world", "sync"), [
     ("cpu", 2, 2),
     ("cpu", 4, 2),  # groups of 2 among 4 ranks, as an 8-GPU plan's "sync 2" and "sync 4" phases make them
-    pytest.param("cuda", 2, 2, marks=needs_two_gpus),
+    pytest.param("cuda", 2, 2, marks=[pytest.mark.gpu, needs_two_gpus]),
 ])
 def test_synced_bn_equals_bn_over_the_groups_joint_batch(tmp_path, device, world, sync):
     # CPU: fork, the workers need nothing re-imported (a few seconds). CUDA cannot be forked once initialised.

@@ -67,6 +67,7 @@ def test_sub_batch_bn_matches_independent_implementation(k, blocks):
     _check_against_independent(bn, k, blocks)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("k", [2, 4, 8])
 def test_fused_sub_batch_bn_matches_independent_implementation_on_gpu(k):

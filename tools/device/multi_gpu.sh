@@ -1,6 +1,6 @@
 #!/bin/bash
-# N GPUs (2 on nvidia-h100-x2, 8 on an 8-GPU kind): synchronised-BN check and timing, kinetics_ablation at proxy
-# scale on all N GPUs, then (time left) per-shape scaling at N, 1 and 2 processes. Back in multi_gpu.tgz:
+# N GPUs (2 on nvidia-h100-x2, 8 on an 8-GPU kind): fused-BN checks and timings (synchronised and sub-batch),
+# kinetics_ablation at proxy scale on all N GPUs, then (time left) per-shape scaling at N, 1 and 2 processes. Back in multi_gpu.tgz:
 # res/kinetics_ablation/proxy/*.json (copy into results/kinetics_ablation/proxy/: the report's setups table sets
 # them beside the 1-GPU runs) and res/scaling/gpusK.json (into results/scaling/kinetics_ablation/proxy/).
 # Usage: bash tools/device/multi_gpu.sh COMMIT N [--only VARIANT ...]
@@ -8,12 +8,18 @@ source tools/device/_setup.sh "$1"
 n=$2; shift 2
 mkdir -p /root/res/scaling
 # The fused synchronised BN against plain BN over the joint batch, over NCCL on two GPUs (fp32 and bf16).
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/integration/test_sync_bn.py 2>&1 | tail -3
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "synchronised BN check failed: no runs"; tar czf $OUT/multi_gpu.tgz -C /root res; exit 1; }
-el sync-bn check
+# And the fused sub-batch BN against an independent implementation (one GPU).
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/integration/test_sync_bn.py tests/unit/test_multigrid_bn.py \
+  2>&1 | tail -3
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "fused BN check failed: no runs"; tar czf $OUT/multi_gpu.tgz -C /root res; exit 1; }
+el fused-bn check
 for c in 64 256; do  # one BN layer at the proxy baseline's clips per GPU: fused, portable ops, torch SyncBatchNorm
   timeout 60 python3 -m torch.distributed.run --nproc_per_node=$n --master_port=29612 -m harness bn-bench \
     --batch $(( 8 / n > 0 ? 8 / n : 1 )) --channels $c --frames 8 --size 28 2>&1 | grep -v Warning | tail -7
+done
+for k in 2 8; do  # sub-batch BN on one GPU at a coarse proxy phase's 64 clips: cuDNN blocks, fused blocks, interleaved
+  CUDA_VISIBLE_DEVICES=0 timeout 60 python3 -m harness bn-bench --batch 64 --channels 64 --frames 8 --size 20 \
+    --splits $k 2>&1 | grep -v Warning | tail -5
 done; el bn-bench
 timeout $(left 560) python3 -m harness reproduce --suite kinetics_ablation --scale proxy --results /root/res --no-report \
   num_gpus=$n "$@" > /root/res/reproduce.log 2>&1
