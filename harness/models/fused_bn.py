@@ -51,7 +51,9 @@ class FusedSyncedBatchNorm(torch.autograd.Function):
         world = dist.get_world_size(group)
         every = torch.empty(world, mine.numel(), dtype=mine.dtype, device=mine.device)
         dist.all_gather_into_tensor(every, mine, group=group)
-        means, invstds, counts = every[:, :channels], every[:, channels:2 * channels], every[:, 2 * channels]
+        # Column slices of `every` are strided; the kernels get dense copies (a few hundred floats).
+        means, invstds = every[:, :channels].contiguous(), every[:, channels:2 * channels].contiguous()
+        counts = every[:, 2 * channels].contiguous()
         # The merge updates running_mean/var with weight `factor` (unbiased variance over all ranks' clips).
         mean, invstd = torch.batch_norm_gather_stats_with_counts(x, means, invstds, running_mean, running_var,
                                                                  factor, eps, counts)
@@ -101,8 +103,8 @@ class FusedSubBatchBatchNorm(torch.autograd.Function):
         per_channel = blocks[0].numel() // x.shape[1]  # values behind each block's statistic
         ctx.save_for_backward(x, weight, mean, invstd)
         ctx.splits, ctx.per_channel = splits, per_channel
-        ctx.mark_non_differentiable(mean, invstd)
         var = (invstd.pow(-2) - eps) * (per_channel / max(per_channel - 1, 1))  # unbiased, as nn.BatchNorm keeps
+        ctx.mark_non_differentiable(mean, var)  # for the running statistics only
         return out, mean, var
 
     @staticmethod
