@@ -3,10 +3,11 @@
 # kinetics_ablation at proxy scale on all N GPUs, then (time left) per-shape scaling at N, 1 and 2 processes. Back in multi_gpu.tgz:
 # res/kinetics_ablation/proxy/*.json (copy into results/kinetics_ablation/proxy/: the report's setups table sets
 # them beside the 1-GPU runs) and res/scaling/gpusK.json (into results/scaling/kinetics_ablation/proxy/).
-# Usage: bash tools/device/multi_gpu.sh COMMIT N [--only VARIANT ...]
+# Usage: bash tools/device/multi_gpu.sh COMMIT N [--only VARIANT ...]; a second call (after copying the records
+# back) goes on with the runs the first did not finish.
 source tools/device/_setup.sh "$1"
 n=$2; shift 2
-mkdir -p /root/res/scaling
+mkdir -p /root/res/scaling; cp -r results/kinetics_ablation /root/res/ 2>/dev/null  # recorded runs are not redone
 # The fused synchronised BN against plain BN over the joint batch, over NCCL on two GPUs (fp32 and bf16).
 # And the fused sub-batch BN against an independent implementation (one GPU).
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/integration/test_sync_bn.py tests/unit/test_multigrid_bn.py \
