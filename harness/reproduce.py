@@ -209,9 +209,10 @@ def _local_gpus() -> int:
 
 def _write_report(suite: str, results: Path) -> None:
     try:
-        from harness.report import write_report
+        from harness.report import load_records, load_suite_def, runs_text, write_report
     except ImportError:
         print("reports are not available in this version; records are in", results / suite)
         return
     path = write_report(suite, results, Path("reports"))
+    print(runs_text(load_suite_def(suite), load_records(results / suite)[0]))
     print(f"report: {path}")

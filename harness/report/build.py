@@ -32,6 +32,7 @@ from harness.report.tables import (
     fmt,
     layout_text,
     method_of,
+    runs_table,
     setups_table,
     shown,
     tables_csv,
@@ -269,6 +270,24 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
         metric_label="mAP" if metric == "map" else "top-1", comparable=scale == "paper", versions=versions,
         fmt=fmt, cell_class=_cell_class, shown=shown)
     return html, tables
+
+
+def runs_text(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
+    """The report's runs as a plain-text table for the terminal: iterations, train time, speedup, accuracy."""
+    scale, chosen, _ = select_records(suite, records, scale)
+    if not chosen:
+        return f"{suite.name}: no complete runs recorded yet."
+    table = runs_table(suite, chosen, load_paper_rows())
+    keys = ["variant", "iterations", "train_s", "speedup", "paper_speedup",
+            "map" if any(c.key == "map" for c in table.columns) else "top1"]
+    columns = [next(c for c in table.columns if c.key == k) for k in keys]
+    rows = [[c.label for c in columns]]
+    rows += [[fmt(r.get(c.key), c.kind) if r.get("status") == OK or c.key == "variant" else
+              ("not run" if c.key == "iterations" else "") for c in columns] for r in table.rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    return "\n".join([f"{suite.name} at {scale} scale:", *lines])
 
 
 def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None) -> dict:

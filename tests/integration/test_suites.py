@@ -62,6 +62,7 @@ def test_reproduce_at_smoke_scale_end_to_end(suite, tmp_path):
         assert record["status"] == "complete" and record["spec"]["scale"] == "smoke"
         assert record["measured"]["iterations"] == record["plan"]["iterations"]
     assert (tmp_path / "reports" / suite / "index.html").is_file()
+    assert "speedup" in done.stdout and all(f"\n{r.variant} " in done.stdout for r in load_suite(suite).runs)
     # Started again, nothing is redone.
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0

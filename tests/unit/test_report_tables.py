@@ -254,3 +254,15 @@ def test_phases_show_the_per_gpu_batches_and_bn_layout_that_ran():
     rows = data_wait_table(SUITE, {"multigrid": record}).rows
     assert rows[0]["layout"] == "1–4/GPU, BN sync 2" and rows[-1]["phase"] == "all"
     assert rows[0]["ms_per_iteration"] == pytest.approx(1000 * 10.0 / 20)  # wall 10 s over 20 iterations
+
+
+def test_runs_text_lists_every_run_for_the_terminal():
+    from harness.report import runs_text
+
+    chosen = [make_record("baseline", kind="baseline", train_s=100.0, top1=40.0),
+              make_record("multigrid", train_s=25.0, top1=39.5)]
+    lines = runs_text(SUITE, chosen).splitlines()
+    assert lines[0] == "s at smoke scale:" and "speedup" in lines[1]
+    assert lines[2].split()[:2] == ["baseline", "20"] and "1.00×" in lines[2]
+    assert lines[3].split()[0] == "multigrid" and "4.00×" in lines[3] and lines[3].endswith("39.5")
+    assert runs_text(SUITE, []) == "s: no complete runs recorded yet."
