@@ -102,34 +102,62 @@ def test_nan_loss_stops_with_message_and_keeps_checkpoint(synth_root, tmp_path):
     assert not (tmp_path / "record.json").exists()
 
 
-@pytest.mark.parametrize(("ranks", "extra"), [
-    (2, ["solver.batch_size=2"]),
-    # BN base 2 at 1 clip per GPU: sub-batch and synchronised BN in one run, the sync groups (2 ranks) smaller
-    # than the world, as in an 8-GPU plan.
-    (4, ["solver.batch_size=4", "multigrid.bn_base_size=2", "multigrid.short_cycle=false"]),
-])
-def test_ddp_ranks_agree_on_every_shape_and_run_the_planned_layouts(synth_root, tmp_path, ranks, extra):
-    out = tmp_path / "ddp"
-    overrides = [o for o in smoke_overrides(synth_root, out) if not o.startswith(("num_gpus", "solver.batch_size"))]
-    overrides += [*extra, f"num_gpus={ranks}"]
+def _ddp_run(overrides: list[str], ranks: int, out: Path) -> dict:
+    """Train under torchrun with `ranks` gloo processes; check what every DDP run must show; return the record."""
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={ranks}", f"--master_port={29531 + ranks}",
            "-m", "harness", "train", *overrides]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("done: ") == 1  # one rank reports
     record = json.loads((out / "record.json").read_text())
     assert record["world_size"] == ranks
     assert record["shape_checks"] == record["plan"]["iterations"] > 0
     assert record["final"]["videos_scored"] == 8
+    return record
+
+
+def _layouts_run(record: dict, overrides: list[str]) -> set[tuple[int, int]]:
+    """Check that every phase ran the Plan's per-GPU batches and BN layout; return the (splits, sync) that ran."""
     plan = build_plan(compose(overrides))
     layouts = set()
     for measured in record["measured"]["phases"]:
         phase = plan.phases[measured["phase"]]
         assert (measured["bn_splits"], measured["bn_sync"]) == (phase.bn_splits, phase.bn_sync)
         assert set(measured["per_gpu_batches"]) <= set(phase.per_gpu_batches)
-        layouts.add((phase.bn_splits > 1, phase.bn_sync > 1))
+        layouts.add((phase.bn_splits, phase.bn_sync))
+    return layouts
+
+
+@pytest.mark.parametrize(("ranks", "extra"), [
+    (2, ["solver.batch_size=2"]),
+    # BN base 2 at 1 clip per GPU: sub-batch and synchronised BN in one run, the sync groups (2 ranks) smaller
+    # than the world.
+    (4, ["solver.batch_size=4", "multigrid.bn_base_size=2", "multigrid.short_cycle=false"]),
+])
+def test_ddp_ranks_agree_on_every_shape_and_run_the_planned_layouts(synth_root, tmp_path, ranks, extra):
+    out = tmp_path / "ddp"
+    overrides = [o for o in smoke_overrides(synth_root, out) if not o.startswith(("num_gpus", "solver.batch_size"))]
+    overrides += [*extra, f"num_gpus={ranks}"]
+    layouts = _layouts_run(_ddp_run(overrides, ranks, out), overrides)
     if ranks == 4:
-        assert {(True, False), (False, True)} <= layouts  # sub-batch and synchronised BN both ran
+        assert any(splits > 1 for splits, _ in layouts) and (1, 2) in layouts  # sub-batch and synchronised BN
+
+
+def test_eight_processes_follow_an_eight_gpu_plan(tmp_path):
+    """The 8-GPU recipe's structure at 1 clip per GPU (BN base 8): plain BN, then BN synchronised over 2, 4 and 8
+    ranks as the long cycle shrinks the per-GPU batch; 8 CPU processes over gloo."""
+    from harness.data.synth import make_synthetic_dataset
+
+    root = tmp_path / "data"
+    make_synthetic_dataset(root, "smoke", classes=4, videos=64, val_videos=8, frames=16, size=(48, 64),
+                           progress=False)
+    out = tmp_path / "ddp8"
+    overrides = [o for o in smoke_overrides(root, out)
+                 if not o.startswith(("num_gpus", "solver.batch_size", "data.train_videos", "solver."))]
+    overrides += ["data.train_videos=64", "num_gpus=8", "solver.batch_size=8", "solver.steps=[0,6,8]",
+                  "solver.max_epoch=10", "solver.warmup_epochs=1", "solver.base_lr=0.05", "multigrid.short_cycle=false"]
+    layouts = _layouts_run(_ddp_run(overrides, 8, out), overrides)
+    assert layouts == {(1, 1), (1, 2), (1, 4), (1, 8)}
 
 
 def test_broken_videos_are_skipped_counted_and_recorded(synth_root, tmp_path):
