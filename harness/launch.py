@@ -22,7 +22,7 @@ import hydra
 from omegaconf import DictConfig
 
 from harness.config import suites_dir
-from harness.spec import SpecError, did_you_mean
+from harness.spec import SpecError
 
 
 def submitit_rank_environment(master_port: int) -> bool:
@@ -54,16 +54,12 @@ def _prepare_on_rank_zero(scale) -> tuple[str | None, str | None]:
 def run_job(cfg: DictConfig) -> str:
     """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
     from harness.reproduce import suite_data
-    from harness.results import run_id
     from harness.suite import load_scale, load_suite, resolve_suite
     from harness.train.distributed import init_distributed
     from harness.train.loop import train
 
     suite, scale = load_suite(str(cfg.suite)), load_scale(str(cfg.scale))
-    names = [r.variant for r in suite.runs]
-    if cfg.variant not in names:
-        raise SpecError(f"variant={cfg.variant!r} is not in suite {suite.name}.{did_you_mean(str(cfg.variant), names)} "
-                        f"Its variants: {', '.join(names)}.")
+    suite.require_variants([str(cfg.variant)], "variant")
     overrides = [str(o) for o in cfg.overrides]
     submitit_rank_environment(int(cfg.master_port))
     world = int(os.environ.get("WORLD_SIZE", 1))
@@ -73,7 +69,7 @@ def run_job(cfg: DictConfig) -> str:
     run = next(r for r in resolve_suite(suite, scale, overrides, root, cache) if r.run.variant == cfg.variant)
     if run.spec is None:
         raise SpecError(f"{suite.name}/{cfg.variant} cannot run: {run.skip_reason}")
-    out = Path(str(cfg.output_root)) / suite.name / f"{cfg.variant}-{run_id(run.spec)}"
+    out = run.output_dir(Path(str(cfg.output_root)) / suite.name)
     spec = run.spec.replace(output_dir=str(out), resume=True)
     if spec.num_gpus != world and not cfg.dry_run:
         raise SpecError(f"{suite.name}/{cfg.variant} needs num_gpus={spec.num_gpus} processes, but this job has "

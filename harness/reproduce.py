@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.results import record_path, results_root, run_id
-from harness.spec import SpecError, did_you_mean
+from harness.spec import SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
 
 log = logging.getLogger("harness.reproduce")
@@ -93,8 +93,7 @@ def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path
     every node of a multi-node rendezvous; slurm: one Hydra submitit sweep per GPU count)."""
     quote = shlex.quote
     if launcher == "local":
-        return [" ".join(quote(c) for c in train_command(r, out_root / f"{r.run.variant}-{run_id(r.spec)}"))
-                for r in todo]
+        return [" ".join(quote(c) for c in train_command(r, r.output_dir(out_root))) for r in todo]
     for r in todo:
         if r.spec.num_gpus % nodes:
             raise SpecError(f"{r.run.variant}: num_gpus={r.spec.num_gpus} does not split over --nodes={nodes}.")
@@ -102,7 +101,7 @@ def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path
         lines = []
         for r in todo:
             args = ["-m", "harness", "train", *r.overrides,
-                    f"output_dir={out_root / f'{r.run.variant}-{run_id(r.spec)}'}", "resume=true"]
+                    f"output_dir={r.output_dir(out_root)}", "resume=true"]
             lines.append(" ".join([
                 "torchrun", f"--nnodes={nodes}", f"--nproc_per_node={r.spec.num_gpus // nodes}",
                 "--rdzv-backend=c10d", "--rdzv-endpoint=$MASTER_ADDR:29500", f"--rdzv-id={run_id(r.spec)}",
@@ -113,10 +112,9 @@ def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path
         by_gpus.setdefault(r.spec.num_gpus, []).append(r.run.variant)
     lines = []
     for gpus, variants in sorted(by_gpus.items()):
-        extra = overrides
         lines.append(" ".join([
             "python -m harness.launch -m", f"suite={suite}", f"scale={scale}", f"variant={','.join(variants)}",
-            *([quote("overrides=[" + ",".join(f'"{o}"' for o in extra) + "]")] if extra else []),
+            *([quote("overrides=[" + ",".join(f'"{o}"' for o in overrides) + "]")] if overrides else []),
             "hydra/launcher=submitit_slurm", f"hydra.launcher.nodes={nodes}",
             f"hydra.launcher.tasks_per_node={gpus // nodes}", f"hydra.launcher.gpus_per_node={gpus // nodes}",
             "hydra.launcher.cpus_per_task=10", "hydra.launcher.timeout_min=4320",
@@ -126,7 +124,7 @@ def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path
 
 def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: Path,
              port: int) -> tuple[str, int, float]:
-    out = out_root / f"{run.run.variant}-{run_id(run.spec)}"
+    out = run.output_dir(out_root)
     cmd = train_command(run, out, port)
     env = {**os.environ, "HARNESS_RESULTS_DIR": str(results)}
     if gpus is not None:
@@ -144,11 +142,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
               nodes: int = 1) -> int:
     """Run the suite's missing runs and write the report; returns the number of failed runs."""
     suite = load_suite(suite_name)
-    unknown = sorted(set(only or []) - {r.variant for r in suite.runs})
-    if unknown:
-        names = [r.variant for r in suite.runs]
-        raise SpecError(f"--only: suite {suite_name} has no variant {unknown[0]!r}.{did_you_mean(unknown[0], names)} "
-                        f"Its variants: {', '.join(names)}.")
+    suite.require_variants(only or [], "--only")
     scale = load_scale(scale_name or default_scale())
     overrides = list(overrides or [])
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)

@@ -82,7 +82,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             predicted[label] = sum(r["iterations"].get(label, 0) * r["median_ms"] / 1e3 for r in rows)
         device = torch.cuda.get_device_name(info.device) if on_gpu else "cpu"
         return {"suite": suite, "scale": scale, "world_size": info.world_size, "device": device,
-                "global_batch": first.solver.batch_size, "shapes": rows, "predicted_s": predicted,
+                "global_batch": first.solver.batch_size, "warmup": warmup, "repeats": repeats, "shapes": rows,
+                "predicted_s": predicted,
                 "is_main": info.is_main}
     finally:
         cleanup(info)

@@ -50,6 +50,14 @@ class SuiteDef:
     def run(self, variant: str) -> RunDef | None:
         return next((r for r in self.runs if r.variant == variant), None)
 
+    def require_variants(self, variants, what: str) -> None:
+        """SpecError naming the first of `variants` (from `what`, e.g. '--only') that this suite lacks."""
+        names = [r.variant for r in self.runs]
+        unknown = [v for v in variants if v not in names]
+        if unknown:
+            raise SpecError(f"{what}: suite {self.name} has no variant {unknown[0]!r}."
+                            f"{did_you_mean(unknown[0], names)} Its variants: {', '.join(names)}.")
+
 
 def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
     """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml."""
@@ -230,6 +238,12 @@ class ResolvedRun:
     overrides: tuple[str, ...]  # everything `harness train` needs besides output_dir
     spec: RunSpec | None  # None when the run cannot run (see `skip_reason`)
     skip_reason: str = ""
+
+    def output_dir(self, root: Path) -> Path:
+        """Where this run keeps its checkpoints and logs under `root`: one folder per variant and settings."""
+        from harness.results import run_id
+
+        return Path(root) / f"{self.run.variant}-{run_id(self.spec)}"
 
 
 def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,

@@ -6,8 +6,7 @@ For each recipe and per-GPU batch, on one device, with the same model and the sa
   per-step synchronisation: the upper bound of an eager loop;
 - ``eager``, ``eager_autotuned`` (with cuDNN autotuning), ``cuda_graphs``, ``compile``: the trainer's
   step (harness.train.step) as `train.step` runs it, including what the trainer does every iteration
-  besides (reading the loss, which
-  synchronises: it is checked for NaN and the step is timed to completion).
+  besides (reading the loss, which synchronises: it is checked for NaN and the step is timed to completion).
 
 Each row also gives the achieved TFLOP/s (training ≈ 3× the fvcore forward FLOPs) and its share
 of a large bf16 matrix product measured on the same device: how far the step is from the GPU's
@@ -144,8 +143,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                     ms, setup = float("nan"), float("nan")
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
-                rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms
-                * 1e3, setup,
+                rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
                                           tflops, tflops / ceiling, peak))
                 for p in model.parameters():
                     p.grad = None

@@ -182,9 +182,10 @@ def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
         notes.append(f"{world} GPU(s) ({hardware.get('gpu', r.get('device', '?'))}, commit "
                      f"{(r.get('provenance') or {}).get('commit', '?')}): steps of the multigrid run "
                      f"{(mg or 0):.0f} s, of its baseline {(base or 0):.0f} s{speedup}.")
-    notes.append("harness scaling: DDP steps on random clips (no loader), median over 15 synchronised steps; the "
-                 "global batch is the scale's, so N GPUs hold 1/N of it each and synchronise BN when a GPU holds "
-                 "fewer clips than the BN base size.")
+    repeats = sorted({int(r.get("repeats", 15)) for r in by_world.values()})  # 15: the default before it was kept
+    notes.append(f"harness scaling: DDP steps on random clips (no loader), median over "
+                 f"{'/'.join(map(str, repeats))} synchronised steps; the global batch is the scale's, so N GPUs hold "
+                 f"1/N of it each and synchronise BN when a GPU holds fewer clips than the BN base size.")
     return Table("scaling", "Data-parallel scaling per planned shape (same global batch)", columns, tuple(rows),
                  tuple(notes))
 

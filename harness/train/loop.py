@@ -208,8 +208,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
             if not same_shape:
                 raise RuntimeError(f"ranks disagree on the shape of iteration {it.index}: this is a bug")
             optimizer.step()
-            if on_gpu:
-                torch.cuda.synchronize(info.device)
+            sync_device(info.device)
             compute_s = time.perf_counter() - data_start - data_s
             clips_all = len(clips) * info.world_size
             state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])

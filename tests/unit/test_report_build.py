@@ -144,6 +144,8 @@ def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
                         ("64/GPU, BN split 4", "32/GPU, BN split 2"): 1.0,
                         ("8/GPU, plain BN", "4/GPU, BN sync 2"): 0.5}
     assert "multigrid 2.00× faster" in table.notes[0] and "multigrid 1.00× faster" in table.notes[1]
+    assert "median over 15 synchronised steps" in table.notes[-1]  # records without `repeats` used the default
+    assert "median over 15/30 synchronised" in scaling_table([{**two, "repeats": 30}, one]).notes[-1]
     assert scaling_table([one]) is None
     # The report shows scaling measured at the scale of its runs only (here: no runs, so none).
     _, tables = build_report(load_suite_def("kinetics_ablation"), [], PAPER,
