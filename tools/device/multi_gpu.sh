@@ -26,7 +26,7 @@ for k in 2 8; do  # sub-batch BN on one GPU at a coarse proxy phase's 64 clips: 
 done; el bn-bench
 }
 runs() {
-timeout $(left 560) python3 -m harness reproduce --suite kinetics_ablation --scale proxy --results /root/res --no-report \
+timeout $(left ${RUNS_UNTIL:-560}) python3 -m harness reproduce --suite kinetics_ablation --scale proxy --results /root/res --no-report \
   num_gpus=$n "$@" > /root/res/reproduce.log 2>&1
 echo "reproduce exit $?"; el reproduce; grep -v "it/s\|video/s" /root/res/reproduce.log | tail -14
 }
