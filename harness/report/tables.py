@@ -110,12 +110,31 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
         "train_s": measured.get("train_s"),
         "setup_s": (record.get("step") or {}).get("setup_s"),  # CUDA-graph capture / compile, inside train_s
         "total_s": (record.get("outside_steps") or {}).get("total_s"),  # the last attempt, all in-process work
+        "resumed_from": resumed_from(record),
         "gflops": measured.get("forward_gflops"),
         "data_wait_share": measured.get("data_wait_share"),
         "top1": final.get("top1"),
         "top5": final.get("top5"),
         "map": final.get("map"),
     }
+
+
+def resumed_from(record: Mapping[str, Any]) -> int | None:
+    """The iteration the recorded attempt resumed from, None for a run trained in one attempt. Records from
+    before the trainer stored it tell by a last attempt shorter than the train time it reports."""
+    if "resumed_from_iteration" in record:
+        return record["resumed_from_iteration"] or None
+    total = (record.get("outside_steps") or {}).get("total_s")
+    train = (record.get("measured") or {}).get("train_s")
+    return -1 if total is not None and train is not None and total < train else None
+
+
+def resumed_note(numbers: Mapping[str, Any]) -> str:
+    start = numbers.get("resumed_from")
+    if start is None:
+        return ""
+    at = f" at iteration {start:,}" if start > 0 else ""
+    return f"resumed{at}: train time adds up every attempt's steps, whole attempt is the last one"
 
 
 def _ratio(base: Any, value: Any) -> float | None:
@@ -287,8 +306,10 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
             continue
         numbers = run_numbers(record)
         base = suite_baseline(record, suite, chosen)
-        note = "" if base is not None else "no 1.0× baseline record of this recipe: no speedup"
-        out.append({**row, **numbers, **_versus(numbers, base), "status": OK, "note": note})
+        notes = [resumed_note(numbers)] + ([] if base is not None else
+                                             ["no 1.0× baseline record of this recipe: no speedup"])
+        out.append({**row, **numbers, **_versus(numbers, base), "status": OK,
+                    "note": "; ".join(n for n in notes if n)})
     metric_map = any(r.get("map") is not None or r.get("paper_map") is not None for r in out)
     acc = ([Column("map", "mAP", "pct"), Column("paper_map", "paper mAP", "pct", paper=True)] if metric_map else
            [Column("top1", "top-1", "pct"), Column("top5", "top-5", "pct"),

@@ -163,6 +163,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
         state = _restore(latest, model, optimizer, spec, bad)
         if info.is_main:
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
+    resumed_from = state.iteration  # 0 for a fresh run
     net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
         if info.distributed else model
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
@@ -252,6 +253,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
     record["step"] = {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations}
     record["outside_steps"] = {**outside, "total_s": time.perf_counter() - started}
+    # Where this attempt began: a resumed run's train time also holds earlier attempts' steps (checkpointed meter).
+    record["resumed_from_iteration"] = resumed_from
     if info.is_main:
         write_record(record, out, spec, results)
     return record

@@ -16,6 +16,8 @@ def _worker(rank: int, world: int, sync: int, init_file: str, out_dir: str, devi
     backend = "nccl" if device == "cuda" else "gloo"
     if device == "cuda":
         torch.cuda.set_device(rank)
+    else:  # a forked child must not use the parent's OpenMP pool (seen failing once on a 32-core machine)
+        torch.set_num_threads(1)
     dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
         torch.manual_seed(0)

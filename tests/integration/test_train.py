@@ -84,6 +84,9 @@ def test_sigkill_then_resume_equals_uninterrupted(synth_root, tmp_path):
     assert record["measured"]["iterations"] == reference["measured"]["iterations"]
     assert record["epoch_losses"] == reference["epoch_losses"]
     assert record["final"] == reference["final"]
+    assert reference["resumed_from_iteration"] == 0
+    assert 0 < record["resumed_from_iteration"] < record["measured"]["iterations"]
+    assert record["resumed_from_iteration"] % 4 == 0  # a checkpoint's iteration
 
 
 def test_resume_refuses_other_settings(synth_root, tmp_path):

@@ -266,3 +266,20 @@ def test_runs_text_lists_every_run_for_the_terminal():
     assert lines[2].split()[:2] == ["baseline", "20"] and "1.00×" in lines[2]
     assert lines[3].split()[0] == "multigrid" and "4.00×" in lines[3] and lines[3].endswith("39.5")
     assert runs_text(SUITE, []) == "s: no complete runs recorded yet."
+
+
+def test_resumed_runs_are_noted_whether_the_record_says_so_or_its_times_do():
+    fresh = make_record("baseline", kind="baseline", train_s=100.0)
+    fresh |= {"resumed_from_iteration": 0, "outside_steps": {"total_s": 110.0}}
+
+    def notes(multigrid: dict[str, Any]) -> dict[str, str]:
+        return {r["variant"]: r["note"] for r in runs_table(SUITE, {"baseline": fresh, "multigrid": multigrid},
+                                                             PAPER).rows}
+
+    resumed = make_record("multigrid", train_s=30.0) | {"resumed_from_iteration": 8, "outside_steps": {"total_s": 12.0}}
+    assert notes(resumed)["baseline"] == ""
+    assert notes(resumed)["multigrid"].startswith("resumed at iteration 8:")
+    # Records from before the trainer stored it: resumed when the last attempt is shorter than the train time.
+    older = make_record("multigrid", train_s=30.0) | {"outside_steps": {"total_s": 12.0}}
+    assert notes(older)["multigrid"].startswith("resumed:")
+    assert notes(make_record("multigrid", train_s=30.0) | {"outside_steps": {"total_s": 40.0}})["multigrid"] == ""
