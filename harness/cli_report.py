@@ -12,7 +12,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     names = suite_names() if args.suite == ["all"] else args.suite
     for name in names:
-        path = write_report(name, args.results, args.out, args.scale)
+        try:
+            path = write_report(name, args.results, args.out, args.scale, args.gpus)
+        except ValueError as err:  # no setup on --gpus N
+            raise SystemExit(f"harness report: {err}") from None
         print(f"report: {path}")
         if args.screenshot:
             from harness.report.browser import find_chromium, screenshot
@@ -40,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="folder of reports (default: reports/ of this checkout)")
     parser.add_argument("--scale", choices=("smoke", "proxy", "paper"), default=None,
                         help="report the records of this scale (default: the scale of the newest record)")
+    parser.add_argument("--gpus", type=int, default=None, metavar="N",
+                        help="tables of the runs made on N GPUs (default: the setup with the most runs; records "
+                             "of other setups still appear in the setups table)")
     parser.add_argument("--screenshot", action="store_true",
                         help="also save SUITE/screenshot.png of the report rendered by headless Chromium")
     parser.set_defaults(func=cmd_report)

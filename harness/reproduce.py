@@ -187,8 +187,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
                 status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
                 failed += code != 0
                 print(f"  [{i}/{len(todo)}] {variant:<24} {status} in {seconds:.0f}s", flush=True)
-    if report:
-        _write_report(suite.name, results)
+    if report:  # the tables show the setup these runs used (their GPU count)
+        _write_report(suite.name, results, next((r.spec.num_gpus for r in runs if r.spec is not None), None))
     return failed
 
 
@@ -201,12 +201,16 @@ def _local_gpus() -> int:
         return 0
 
 
-def _write_report(suite: str, results: Path) -> None:
+def _write_report(suite: str, results: Path, gpus: int | None) -> None:
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
     except ImportError:
         print("reports are not available in this version; records are in", results / suite)
         return
-    path = write_report(suite, results, Path("reports"))
-    print(runs_text(load_suite_def(suite), load_records(results / suite)[0]))
+    try:
+        path = write_report(suite, results, Path("reports"), gpus=gpus)
+    except ValueError:  # nothing of this suite recorded on that many GPUs yet: the default setup
+        gpus = None
+        path = write_report(suite, results, Path("reports"))
+    print(runs_text(load_suite_def(suite), load_records(results / suite)[0], gpus=gpus))
     print(f"report: {path}")

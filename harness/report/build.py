@@ -231,13 +231,13 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
                  scale: str | None = None, notes: Sequence[str] = (),
                  profiles: Sequence[Mapping[str, Any]] = (),
                  scaling: Sequence[Mapping[str, Any]] = (),
-                 throughput: Sequence[Mapping[str, Any]] = ()) -> tuple[str, list[Table]]:
+                 throughput: Sequence[Mapping[str, Any]] = (), gpus: int | None = None) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
     """
     records = list(records)
-    scale, chosen, picked_notes = select_records(suite, records, scale)
+    scale, chosen, picked_notes = select_records(suite, records, scale, gpus)
     notes = [*notes, *picked_notes]
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
@@ -273,9 +273,10 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     return html, tables
 
 
-def runs_text(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
+def runs_text(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None,
+              gpus: int | None = None) -> str:
     """The report's runs as a plain-text table for the terminal: iterations, train time, speedup, accuracy."""
-    scale, chosen, _ = select_records(suite, records, scale)
+    scale, chosen, _ = select_records(suite, records, scale, gpus)
     if not chosen:
         return f"{suite.name}: no complete runs recorded yet."
     table = runs_table(suite, chosen, load_paper_rows())
@@ -291,9 +292,10 @@ def runs_text(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str 
     return "\n".join([f"{suite.name} at {scale} scale:", *lines])
 
 
-def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None) -> dict:
+def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None,
+                   gpus: int | None = None) -> dict:
     """What reports/index.html lists about a suite's report."""
-    scale, chosen, _ = select_records(suite, records, scale)
+    scale, chosen, _ = select_records(suite, records, scale, gpus)
     dates = sorted(str(r.get("date", "")) for r in chosen.values())
     return {"suite": suite.name, "description": suite.description, "scale": scale, "done": len(chosen),
             "total": len(suite.runs), "newest": dates[-1] if dates else None}
@@ -324,7 +326,7 @@ def default_reports_dir() -> Path:
 
 
 def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | None = None,
-                 scale: str | None = None) -> Path:
+                 scale: str | None = None, gpus: int | None = None) -> Path:
     """Read results/<suite>/*.json, write reports/<suite>/{index.html,tables.csv,tables.md,summary.json} and
     refresh reports/index.html; return the report's path."""
     results_dir = Path(results_dir) if results_dir else default_results_dir()
@@ -336,11 +338,12 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
     scaling = [json.loads(p.read_text()) for p in sorted((results_dir / "scaling" / suite).glob("*/*.json"))]
     throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput)
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput,
+                                gpus)
     folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
-    _write(folder / "summary.json", json.dumps(report_summary(suite_def, records, scale), indent=2) + "\n")
+    _write(folder / "summary.json", json.dumps(report_summary(suite_def, records, scale, gpus), indent=2) + "\n")
     path = _write(folder / "index.html", html)
     write_index(out_dir)
     return path

@@ -58,9 +58,13 @@ def record_scale(record: Mapping[str, Any]) -> str:
     return str((record.get("spec") or {}).get("scale") or "unknown")
 
 
+def _world(record: Mapping[str, Any]) -> int:
+    return int(record.get("world_size") or 1)
+
+
 def record_setup(record: Mapping[str, Any]) -> str:
     """How a record's run executed, beyond its scale: processes and step mode (timings differ between them)."""
-    world = int(record.get("world_size") or 1)
+    world = _world(record)
     step = str((record.get("step") or {}).get("mode") or "eager")
     return f"{world} GPU{'s' if world > 1 else ''}, {step} steps"
 
@@ -90,10 +94,11 @@ def records_by_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
     return out
 
 
-def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
-                   scale: str | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
+def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None,
+                   gpus: int | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
     """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
-    (processes and step mode: the one with the most variants recorded, of those the newest), newest first.
+    (processes and step mode: of those on `gpus` GPUs if given, the one with the most variants recorded, of
+    those the newest), newest first. Raises ValueError when no setup ran on `gpus` GPUs.
 
     Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
     out of the main tables (and said so; `records_by_setup` feeds the table that compares setups).
@@ -105,6 +110,11 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
         scale = record_scale(complete[0])
     setups = records_by_setup(suite, complete, scale) if scale else {}
     newest_first = list(setups)
+    if gpus is not None:
+        newest_first = [s for s in newest_first if _world(next(iter(setups[s].values()))) == gpus]
+        if not newest_first:
+            raise ValueError(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
+                             f"recorded setups: {', '.join(setups) or 'none'}")
     setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
     chosen: dict[str, Mapping[str, Any]] = {}
     other: dict[str, int] = {}
@@ -121,9 +131,10 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
     for name, count in sorted(other.items()):
         notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
                      f"use --scale {name} for those)")
+    why = f"chosen with --gpus {gpus}" if gpus is not None else "the setup with the most runs"
     for name, count in sorted(other_setup.items()):
         notes.append(f"{count} record(s) run with {name} are compared in the setups table only (the other tables "
-                     f"show {setup}, the setup with the most runs)")
+                     f"show {setup}, {why}; --gpus N picks another)")
     return scale, chosen, notes
 
 

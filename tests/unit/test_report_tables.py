@@ -209,6 +209,12 @@ def test_records_of_another_setup_are_not_mixed_in():
     one_gpu_mg = make_record("multigrid", date="2026-01-01T00:00:00+00:00")
     _, chosen, _ = select_records(SUITE, [one_gpu, one_gpu_mg, two_gpus])
     assert set(chosen) == {"baseline", "multigrid"} and chosen["multigrid"]["world_size"] == 1
+    # --gpus N picks the setup on N GPUs even with fewer runs, and names what it cannot find.
+    _, chosen, notes = select_records(SUITE, [one_gpu, one_gpu_mg, two_gpus], gpus=2)
+    assert set(chosen) == {"multigrid"} and chosen["multigrid"]["world_size"] == 2
+    assert "chosen with --gpus 2" in " ".join(notes)
+    with pytest.raises(ValueError, match="no complete records run on 8 GPU"):
+        select_records(SUITE, [one_gpu, two_gpus], gpus=8)
 
 
 def test_setups_table_compares_each_run_across_setups():
