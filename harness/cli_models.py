@@ -217,12 +217,14 @@ def cmd_scaling(args: argparse.Namespace) -> int:
     from harness.provenance import provenance
     from harness.scaling import measure_scaling
 
-    record = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats)
+    record = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
+                             step_mode=args.step)
     if not record.pop("is_main"):
         return 0
     record["provenance"] = provenance()
     _save_or_print_json(record, args)
-    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}")
+    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}, "
+          f"{record['step']} steps")
     print(f"{'t':>3} {'s':>4} {'per-GPU':>7} {'global':>6} {'split':>5} {'sync':>4} {'ms':>7} {'clips/s':>8}")
     for r in record["shapes"]:
         print(f"{r['t']:>3} {r['s']:>4} {r['per_gpu_batch']:>7} {r['global_batch']:>6} {r['bn_splits']:>5} "
@@ -242,6 +244,9 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", nargs="+", default=["multigrid"], metavar="VARIANT")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--step", choices=("eager", "cuda_graphs"), default="eager",
+                   help="the trainer's step mode to time (cuda_graphs: one graph per shape, DDP's and synchronised "
+                        "BN's collectives captured too; needs CUDA)")
     p.add_argument("--out", default=None)
     p.set_defaults(func=cmd_scaling)
 

@@ -8,8 +8,10 @@ Run it once per process count at the same recipe and global batch, e.g.
 Each process count re-plans the suite's multigrid and baseline runs for `num_gpus = world size` (the
 global batch is the scale's), so every shape runs at the per-GPU batch and BN layout (sub-batch
 splits, or BN synchronised across GPUs when a GPU holds fewer clips than the BN base size) that a
-real run at that size would use. Steps go through DDP and the trainer's eager step on random clips
-(no data loading); the median over ranks' synchronised step times is reported per shape.
+real run at that size would use. Steps go through DDP and the trainer's eager step (or, with
+`--step cuda_graphs`, one CUDA graph per shape that captures DDP's and synchronised BN's collectives
+too) on random clips (no data loading); the median over ranks' synchronised step times is reported
+per shape.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ from functools import partial
 
 import torch
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bench import median_ms
 from harness.profile import iterations_by_layout
 from harness.schedule import baseline_spec, build_plan
 from harness.spec import RunSpec
-from harness.train.distributed import cleanup, init_distributed
-from harness.train.step import EagerStep
+from harness.train.distributed import cleanup, data_parallel, init_distributed
+from harness.train.step import EagerStep, make_step, require_step_device
 
 Key = tuple[int, int, int, int, int]  # (t, s, per-GPU batch, BN splits, BN sync)
 
@@ -44,9 +45,14 @@ def _suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> lis
     return [r.spec for r in runs if r.spec is not None and r.run.variant in variants]
 
 
-def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int = 5, repeats: int = 15) -> dict:
+def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int = 5, repeats: int = 15,
+                    step_mode: str = "eager") -> dict:
+    """Time every planned shape; `step_mode` eager or cuda_graphs (a shape's capture falls in its warm-up)."""
+    if step_mode not in ("eager", "cuda_graphs"):
+        raise SystemExit(f"harness scaling: --step must be eager or cuda_graphs, got {step_mode!r}")
     info = init_distributed("auto")
     try:
+        require_step_device(step_mode, info.device)
         specs = _suite_specs(suite, scale, info.world_size, variants)
         if not specs:
             raise SystemExit(f"no runnable variants {variants} in suite {suite}")
@@ -61,10 +67,9 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
         fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
         torch.manual_seed(0)
         model = build_model(first.model, first.data.num_classes).to(info.device, memory_format=fmt).train()
-        net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
-            if info.distributed else model
+        net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
         optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
-        step = EagerStep(net, optimizer, nn.functional.cross_entropy, on_gpu, info.device)
+        step = make_step(step_mode, net, optimizer, nn.functional.cross_entropy, on_gpu, info.device)
         bns = multigrid_bns(model)
         rows = []
         for key in sorted(counts):
@@ -82,7 +87,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             predicted[label] = sum(r["iterations"].get(label, 0) * r["median_ms"] / 1e3 for r in rows)
         device = torch.cuda.get_device_name(info.device) if on_gpu else "cpu"
         return {"suite": suite, "scale": scale, "world_size": info.world_size, "device": device,
-                "global_batch": first.solver.batch_size, "warmup": warmup, "repeats": repeats, "shapes": rows,
+                "global_batch": first.solver.batch_size, "step": step_mode, "warmup": warmup, "repeats": repeats,
+                "shapes": rows,
                 "predicted_s": predicted,
                 "is_main": info.is_main}
     finally:

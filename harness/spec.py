@@ -324,8 +324,9 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(t.step in STEP_MODES, f"'train.step' must be one of {STEP_MODES}, got '{t.step}'."
              + did_you_mean(t.step, STEP_MODES))
     _require(t.step != "cuda_graphs" or spec.num_gpus == 1,
-             f"'train.step=cuda_graphs' runs in one process only (DDP's all-reduce and synchronised BN are not "
-             f"captured), but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
+             f"'train.step=cuda_graphs' runs in one process only for now (graphs that capture DDP's all-reduce "
+             f"and synchronised BN exist, `harness scaling --step cuda_graphs`, but have not been verified on GPUs), "
+             f"but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
     _require(t.step != "cuda_graphs" or t.device != "cpu",
              "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn"):

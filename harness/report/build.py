@@ -150,8 +150,16 @@ def _layout(row: Mapping[str, Any]) -> str:
     return layout_text([row["per_gpu_batch"]], row["bn_splits"], row["bn_sync"])
 
 
-def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
-    """Step time of every planned shape at the same global batch on 1 and N GPUs (`harness scaling` records)."""
+def scaling_tables(records: Sequence[Mapping[str, Any]]) -> list[Table]:
+    """One scaling table per step mode that has records on 1 and N GPUs."""
+    modes = sorted({str(r.get("step", "eager")) for r in records}, key=lambda m: (m != "eager", m))
+    tables = (scaling_table([r for r in records if r.get("step", "eager") == mode], mode) for mode in modes)
+    return [t for t in tables if t is not None]
+
+
+def scaling_table(records: Sequence[Mapping[str, Any]], step: str = "eager") -> Table | None:
+    """Step time of every planned shape at the same global batch on 1 and N GPUs (`harness scaling` records of
+    one step mode)."""
     by_world = {int(r["world_size"]): r for r in records}
     if 1 not in by_world or len(by_world) < 2:
         return None
@@ -183,11 +191,13 @@ def scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                      f"{(r.get('provenance') or {}).get('commit', '?')}): steps of the multigrid run "
                      f"{(mg or 0):.0f} s, of its baseline {(base or 0):.0f} s{speedup}.")
     repeats = sorted({int(r.get("repeats", 15)) for r in by_world.values()})  # 15: the default before it was kept
-    notes.append(f"harness scaling: DDP steps on random clips (no loader), median over "
+    notes.append(f"harness scaling: DDP {step} steps on random clips (no loader), median over "
                  f"{'/'.join(map(str, repeats))} synchronised steps; the global batch is the scale's, so N GPUs hold "
                  f"1/N of it each and synchronise BN when a GPU holds fewer clips than the BN base size.")
-    return Table("scaling", "Data-parallel scaling per planned shape (same global batch)", columns, tuple(rows),
-                 tuple(notes))
+    # Eager keeps the anchor #t-scaling that links point to; other modes get their own.
+    table_id, title = ("scaling", "") if step == "eager" else (f"scaling_{step}", f", {step} steps")
+    return Table(table_id, f"Data-parallel scaling per planned shape (same global batch){title}", columns,
+                 tuple(rows), tuple(notes))
 
 
 def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
@@ -245,7 +255,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     setups = setups_table(suite, records_by_setup(suite, records, scale), main_setup) if scale else None
     tables.extend(profile_table(p) for p in profiles)
     at_scale = [r for r in scaling if r.get("scale") == scale]  # the same scale as the runs shown
-    for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), scaling_table(at_scale)):
+    for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), *scaling_tables(at_scale)):
         if extra is not None:
             tables.append(extra)
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,29 @@ def init_distributed(device_choice: str) -> DistInfo:
     if world > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo", rank=rank, world_size=world)
     return DistInfo(rank, world, local, device)
+
+
+def data_parallel(model: nn.Module, info: DistInfo, for_graphs: bool = False) -> nn.Module:
+    """`model` under DistributedDataParallel when several processes train (else `model` itself).
+
+    `for_graphs`: DDP is built on the stream that CUDA-graph steps warm up and capture on. DDP's gradient hooks
+    keep the stream they were registered on, and a captured backward must not reach outside the capture's
+    streams (PyTorch's condition for capturing DDP).
+    """
+    if not info.distributed:
+        return model
+    if info.device.type != "cuda":
+        return DistributedDataParallel(model)
+    if not for_graphs:
+        return DistributedDataParallel(model, device_ids=[info.device.index])
+    from harness.train.step import capture_stream
+
+    stream = capture_stream(info.device)
+    stream.wait_stream(torch.cuda.current_stream(info.device))
+    with torch.cuda.stream(stream):
+        net = DistributedDataParallel(model, device_ids=[info.device.index])
+    torch.cuda.current_stream(info.device).wait_stream(stream)
+    return net
 
 
 def agree(info: DistInfo, loss_finite: bool, t: int, s: int, batch: int) -> tuple[bool, bool]:

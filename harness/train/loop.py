@@ -18,7 +18,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
@@ -35,7 +34,7 @@ from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
 from harness.spec import RunSpec, SpecError
 from harness.train import checkpoint as ckpt
-from harness.train.distributed import DistInfo, agree, cleanup, init_distributed
+from harness.train.distributed import DistInfo, agree, cleanup, data_parallel, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
 from harness.train.step import make_step, require_step_device, resolve_step_mode
@@ -164,8 +163,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
         if info.is_main:
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
     resumed_from = state.iteration  # 0 for a fresh run
-    net = DistributedDataParallel(model, device_ids=[info.device.index] if on_gpu else None) \
-        if info.distributed else model
+    net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
                      shapes=len(planned_shapes(plan)))
 

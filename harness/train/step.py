@@ -11,8 +11,12 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
   and replays it, one launch instead of thousands. All graphs share one memory pool: they never
   run concurrently, and every tensor read after a replay (the loss, the gradients) is read before
   the next replay. The optimizer step stays eager (a few fused multi-tensor kernels), so the LR can
-  change every iteration. Single process only: multigrid's synchronised BN and DDP's gradient
-  all-reduce would have to be captured too.
+  change every iteration. Under DDP (NCCL) the gradient all-reduce and synchronised BN's collectives
+  are captured with the rest, as PyTorch allows: DDP built on the capture stream
+  (`distributed.data_parallel`), at least 11 eager DDP iterations before the first capture, every
+  rank capturing the same shapes in the same order (the Plan guarantees it). The trainer still
+  refuses cuda_graphs with several GPUs until the 2-GPU test has passed on GPUs; `harness scaling
+  --step cuda_graphs` and that test use it directly.
 - ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
   each at paper scale, which a multi-day run amortises and a proxy run does not).
 
@@ -72,11 +76,22 @@ class EagerStep:
         return self._forward_backward(clips, labels)
 
 
+_CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def capture_stream(device: torch.device) -> torch.cuda.Stream:
+    """The side stream on which DDP is built and graphed DDP steps warm up and capture, one per device."""
+    if device not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
+    return _CAPTURE_STREAMS[device]
+
+
 class GraphedStep(EagerStep):
     """Forward + backward replayed from one CUDA graph per step key (see the module docstring)."""
 
     mode = "cuda_graphs"
     warmup = 3  # eager runs before a capture: lazy initialisation happens here
+    ddp_warmup = 11  # eager DDP iterations before DDP's first capture (its first iterations sync with the host)
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
                  device: torch.device) -> None:
@@ -84,6 +99,8 @@ class GraphedStep(EagerStep):
         super().__init__(net, optimizer, loss_fn, bf16, device)
         self.graphs: dict[StepKey, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()
+        self.ddp = isinstance(net, nn.parallel.DistributedDataParallel)
+        self.eager_runs = 0  # warm-up iterations so far
         # Launches cost nothing in a replay, so sub-batch BN can use its copy-free blocks for more groups.
         set_bn_block_splits(multigrid_bns(net), BLOCK_SPLITS_GRAPHED)
 
@@ -110,14 +127,19 @@ class GraphedStep(EagerStep):
         static_clips, static_labels = clips.clone(), labels.clone()
         # The warm-up runs are not training steps: BN's running statistics are put back afterwards.
         saved = [b.detach().clone() for b in self.net.buffers()]
-        side = torch.cuda.Stream(self.device)
+        # DDP: warm up and capture on the stream DDP was built on; the loader's pinning thread and NCCL's
+        # watchdog may touch CUDA meanwhile, which only this thread's capture has to forbid.
+        side = capture_stream(self.device) if self.ddp else torch.cuda.Stream(self.device)
+        warmup = max(self.warmup, self.ddp_warmup - self.eager_runs) if self.ddp else self.warmup
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
-            for _ in range(self.warmup):
+            for _ in range(warmup):
                 self._forward_backward(static_clips, static_labels, graph_safe=True)
+        self.eager_runs += warmup
         torch.cuda.current_stream(self.device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool):
+        where = {"stream": side, "capture_error_mode": "thread_local"} if self.ddp else {}
+        with torch.cuda.graph(graph, pool=self.pool, **where):
             static_loss = self._forward_backward(static_clips, static_labels, graph_safe=True)
         with torch.no_grad():
             for buffer, value in zip(self.net.buffers(), saved):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -27,6 +28,14 @@ def test_scaling_splits_the_global_batch_and_syncs_bn_over_processes(tmp_path):
     # The smoke plan's 1-clip-per-GPU shapes synchronise BN across both processes.
     assert any(r["bn_sync"] == 2 for r in double["shapes"])
     assert set(single["predicted_s"]) == set(double["predicted_s"]) == {"multigrid", "baseline_of_multigrid"}
+
+
+def test_scaling_with_cuda_graphs_needs_a_gpu(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "harness", "scaling", "--suite", "smoke", "--scale", "smoke",
+                           "--step", "cuda_graphs", "--out", str(tmp_path / "x.json")],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode != 0 and "no CUDA GPU is visible" in done.stderr + done.stdout
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_bn_bench_times_every_mode_and_the_synchronised_one_under_torchrun():

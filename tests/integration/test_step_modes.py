@@ -67,6 +67,63 @@ def test_step_mode_trains_like_the_eager_step(mode):
             assert _relative(state[key], value) < 1e-3, key
 
 
+# (t, s, per-GPU batch, BN splits, BN sync) on each of 2 GPUs: BN synchronised over both, sub-batch BN, plain BN,
+# and the first shape again after the others.
+DDP_SHAPES = [(16, 32, 2, 1, 2), (8, 32, 8, 2, 1), (8, 48, 4, 1, 1), (16, 32, 2, 1, 2)]
+
+
+def _ddp_worker(rank: int, mode: str, init_file: str, out_dir: str) -> None:
+    import torch.distributed as dist
+
+    from harness.train.distributed import DistInfo, data_parallel
+
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        device = torch.device("cuda", rank)
+        torch.manual_seed(0)
+        model = build_model(ModelSpec(name="slowfast_r50_8x8", width=0.25, dropout=0.0), 10).to(device).train()
+        net = data_parallel(model, DistInfo(rank, 2, rank, device), for_graphs=mode == "cuda_graphs")
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, nesterov=True, weight_decay=1e-4)
+        runner = make_step(mode, net, optimizer, torch.nn.functional.cross_entropy, False, device)
+        generator = torch.Generator(device=device).manual_seed(1 + rank)  # each rank its own clips
+        bns = multigrid_bns(model)
+        losses = []
+        for i in range(2 * len(DDP_SHAPES)):
+            t, s, batch, splits, sync = DDP_SHAPES[i % len(DDP_SHAPES)]
+            set_bn_layout(bns, splits, sync)
+            clips = torch.randn(batch, 3, t, s, s, device=device, generator=generator)
+            labels = torch.randint(0, 10, (batch,), device=device, generator=generator)
+            for group in optimizer.param_groups:
+                group["lr"] = 0.01 * (1 + i % 3)
+            losses.append(runner(clips, labels, (t, s, batch, splits, sync)).item())
+            optimizer.step()
+        state = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
+        torch.save({"losses": losses, "state": state, "graphs": runner.specialisations}, f"{out_dir}/{mode}{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 CUDA GPUs")
+def test_cuda_graphs_under_ddp_train_like_eager_ddp(tmp_path):
+    """Graphed steps capture DDP's gradient all-reduce and synchronised BN's collectives: two processes on two
+    GPUs train as eager DDP does, shape after shape, with the LR changing every iteration."""
+    import torch.multiprocessing as mp
+
+    for mode in ("eager", "cuda_graphs"):
+        mp.start_processes(_ddp_worker, args=(mode, str(tmp_path / f"init_{mode}"), str(tmp_path)), nprocs=2,
+                           join=True, start_method="spawn")
+    for rank in range(2):
+        eager, graphed = (torch.load(tmp_path / f"{mode}{rank}.pt") for mode in ("eager", "cuda_graphs"))
+        assert graphed["graphs"] == len(set(DDP_SHAPES))
+        assert graphed["losses"] == pytest.approx(eager["losses"], rel=1e-3)
+        for key, value in eager["state"].items():
+            if value.dtype.is_floating_point and value.norm() > 0:
+                assert _relative(graphed["state"][key], value) < 1e-3, (rank, key)
+
+
 def test_cuda_graphs_are_refused_where_they_cannot_run():
     with pytest.raises(SpecError, match="one process only"):
         RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()
@@ -83,10 +140,12 @@ def test_step_mode_changes_the_run_id_only_when_set():
     # Records written before train.step existed keep their ids (reproduce finds them, reports keep them).
     records = sorted(Path(__file__).resolve().parents[2].glob("results/kinetics_ablation/proxy/*.json"))
     assert records, "the committed proxy records are missing"
+    old = 0
     for path in records:
         record = json.loads(path.read_text())
-        assert "step" not in record["spec"]["train"]
+        old += "step" not in record["spec"]["train"]
         assert run_id(spec_from_dict(record["spec"])) == record["run_id"], path.name
+    assert old >= 7, "the 1-GPU records from before train.step existed are missing"
 
 
 def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, monkeypatch):

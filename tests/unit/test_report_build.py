@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli_report
 from harness.report import build_report, load_paper_rows, load_suite_def
-from harness.report.build import scaling_table, throughput_table
+from harness.report.build import scaling_table, scaling_tables, throughput_table
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
@@ -144,9 +144,15 @@ def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
                         ("64/GPU, BN split 4", "32/GPU, BN split 2"): 1.0,
                         ("8/GPU, plain BN", "4/GPU, BN sync 2"): 0.5}
     assert "multigrid 2.00× faster" in table.notes[0] and "multigrid 1.00× faster" in table.notes[1]
+    assert "DDP eager steps" in table.notes[-1] and table.id == "scaling"
     assert "median over 15 synchronised steps" in table.notes[-1]  # records without `repeats` used the default
     assert "median over 15/30 synchronised" in scaling_table([{**two, "repeats": 30}, one]).notes[-1]
     assert scaling_table([one]) is None
+    # Records of another step mode get their own table: eager and graphed steps are not compared shape by shape.
+    graphed = [{**one, "step": "cuda_graphs"}, {**two, "step": "cuda_graphs", "predicted_s": {}}]
+    tables = scaling_tables([one, two, *graphed, {**two, "world_size": 4, "step": "compile"}])
+    assert [t.id for t in tables] == ["scaling", "scaling_cuda_graphs"]  # compile: no 1-GPU record, no table
+    assert tables[1].title.endswith(", cuda_graphs steps") and len(tables[1].rows) == 3
     # The report shows scaling measured at the scale of its runs only (here: no runs, so none).
     _, tables = build_report(load_suite_def("kinetics_ablation"), [], PAPER,
                              scaling=[{**one, "scale": "proxy"}, {**two, "scale": "proxy"}])
