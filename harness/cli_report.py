@@ -8,13 +8,13 @@ from pathlib import Path
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report import write_report
-    from harness.report.inputs import suite_names
+    from harness.report.inputs import NoSuchSetup, suite_names
 
     names = suite_names() if args.suite == ["all"] else args.suite
     for name in names:
         try:
             path = write_report(name, args.results, args.out, args.scale, args.gpus)
-        except ValueError as err:  # no setup on --gpus N
+        except NoSuchSetup as err:  # nothing recorded on --gpus N
             raise SystemExit(f"harness report: {err}") from None
         print(f"report: {path}")
         if args.screenshot:

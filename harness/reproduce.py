@@ -204,12 +204,13 @@ def _local_gpus() -> int:
 def _write_report(suite: str, results: Path, gpus: int | None) -> None:
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
+        from harness.report.inputs import NoSuchSetup
     except ImportError:
         print("reports are not available in this version; records are in", results / suite)
         return
     try:
         path = write_report(suite, results, Path("reports"), gpus=gpus)
-    except ValueError:  # nothing of this suite recorded on that many GPUs yet: the default setup
+    except NoSuchSetup:  # nothing of this suite recorded on that many GPUs yet: the default setup
         gpus = None
         path = write_report(suite, results, Path("reports"))
     print(runs_text(load_suite_def(suite), load_records(results / suite)[0], gpus=gpus))

@@ -38,7 +38,8 @@ def _train_step(step: EagerStep, optimizer: torch.optim.Optimizer, clips: torch.
     optimizer.step()
 
 
-def _suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
+def suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
+    """The RunSpecs of a suite's `variants` at `scale`, planned for `world` GPUs (no data needed)."""
     from harness.suite import load_scale, load_suite, resolve_suite
 
     runs = resolve_suite(load_suite(suite), load_scale(scale), [f"num_gpus={world}"], data_root="/nonexistent")
@@ -53,7 +54,7 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
     info = init_distributed("auto")
     try:
         require_step_device(step_mode, info.device)
-        specs = _suite_specs(suite, scale, info.world_size, variants)
+        specs = suite_specs(suite, scale, info.world_size, variants)
         if not specs:
             raise SystemExit(f"no runnable variants {variants} in suite {suite}")
         first = specs[0]

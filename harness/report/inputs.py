@@ -58,6 +58,10 @@ def record_scale(record: Mapping[str, Any]) -> str:
     return str((record.get("spec") or {}).get("scale") or "unknown")
 
 
+class NoSuchSetup(ValueError):
+    """No complete records of a suite ran on the GPU count asked for."""
+
+
 def _world(record: Mapping[str, Any]) -> int:
     return int(record.get("world_size") or 1)
 
@@ -98,7 +102,7 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
                    gpus: int | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
     """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
     (processes and step mode: of those on `gpus` GPUs if given, the one with the most variants recorded, of
-    those the newest), newest first. Raises ValueError when no setup ran on `gpus` GPUs.
+    those the newest), newest first. Raises NoSuchSetup when no setup ran on `gpus` GPUs.
 
     Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
     out of the main tables (and said so; `records_by_setup` feeds the table that compares setups).
@@ -113,7 +117,7 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
     if gpus is not None:
         newest_first = [s for s in newest_first if _world(next(iter(setups[s].values()))) == gpus]
         if not newest_first:
-            raise ValueError(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
+            raise NoSuchSetup(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
                              f"recorded setups: {', '.join(setups) or 'none'}")
     setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
     chosen: dict[str, Mapping[str, Any]] = {}

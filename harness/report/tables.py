@@ -110,7 +110,6 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
         "train_s": measured.get("train_s"),
         "setup_s": (record.get("step") or {}).get("setup_s"),  # CUDA-graph capture / compile, inside train_s
         "total_s": (record.get("outside_steps") or {}).get("total_s"),  # the last attempt, all in-process work
-        "resumed_from": resumed_from(record),
         "gflops": measured.get("forward_gflops"),
         "data_wait_share": measured.get("data_wait_share"),
         "top1": final.get("top1"),
@@ -119,21 +118,18 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def resumed_from(record: Mapping[str, Any]) -> int | None:
-    """The iteration the recorded attempt resumed from, None for a run trained in one attempt. Records from
-    before the trainer stored it tell by a last attempt shorter than the train time it reports."""
-    if "resumed_from_iteration" in record:
-        return record["resumed_from_iteration"] or None
-    total = (record.get("outside_steps") or {}).get("total_s")
-    train = (record.get("measured") or {}).get("train_s")
-    return -1 if total is not None and train is not None and total < train else None
-
-
-def resumed_note(numbers: Mapping[str, Any]) -> str:
-    start = numbers.get("resumed_from")
+def resumed_note(record: Mapping[str, Any]) -> str:
+    """'resumed …' when the recorded attempt continued an earlier one, else ''. Records from before the trainer
+    stored where an attempt began tell by a last attempt shorter than the train time they report."""
+    start = record.get("resumed_from_iteration")
     if start is None:
+        total = (record.get("outside_steps") or {}).get("total_s")
+        train = (record.get("measured") or {}).get("train_s")
+        if total is None or train is None or total >= train:
+            return ""
+    elif start == 0:
         return ""
-    at = f" at iteration {start:,}" if start > 0 else ""
+    at = f" at iteration {start:,}" if start else ""
     return f"resumed{at}: train time adds up every attempt's steps, whole attempt is the last one"
 
 
@@ -306,7 +302,7 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
             continue
         numbers = run_numbers(record)
         base = suite_baseline(record, suite, chosen)
-        notes = [resumed_note(numbers)] + ([] if base is not None else
+        notes = [resumed_note(record)] + ([] if base is not None else
                                              ["no 1.0× baseline record of this recipe: no speedup"])
         out.append({**row, **numbers, **_versus(numbers, base), "status": OK,
                     "note": "; ".join(n for n in notes if n)})

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.report.inputs import select_records, suite_from_mapping
+from harness.report.inputs import NoSuchSetup, select_records, suite_from_mapping
 from harness.report.tables import (
     NOT_IN_SUITE,
     NOT_RUN,
@@ -213,7 +213,7 @@ def test_records_of_another_setup_are_not_mixed_in():
     _, chosen, notes = select_records(SUITE, [one_gpu, one_gpu_mg, two_gpus], gpus=2)
     assert set(chosen) == {"multigrid"} and chosen["multigrid"]["world_size"] == 2
     assert "chosen with --gpus 2" in " ".join(notes)
-    with pytest.raises(ValueError, match="no complete records run on 8 GPU"):
+    with pytest.raises(NoSuchSetup, match="no complete records run on 8 GPU"):
         select_records(SUITE, [one_gpu, two_gpus], gpus=8)
 
 

@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.scaling import _suite_specs
+from harness.scaling import suite_specs
 from harness.train.distributed import cleanup, init_distributed
 from harness.train.step import EagerStep
 
@@ -41,7 +41,7 @@ def main() -> None:
     on_gpu = info.device.type == "cuda"
     fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
     torch.manual_seed(0)
-    spec = _suite_specs("kinetics_ablation", "proxy", info.world_size, ["baseline"])[0]  # the proxy's model
+    spec = suite_specs("kinetics_ablation", "proxy", info.world_size, ["baseline"])[0]  # the proxy's model
     model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=fmt).train()
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
     clips = torch.randn(batch, 3, t, s, s, device=info.device).contiguous(memory_format=fmt)
