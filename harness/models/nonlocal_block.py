@@ -1,8 +1,11 @@
 """Non-local block (Wang et al. 2018) as I3D-NL R50 uses it (spec section 6).
 
-Inner width half the block's width; θ, φ, g are 1×1×1 convs; φ and g are max-pooled 1×2×2;
-softmax over θᵀφ scaled by 1/√inner (the reference configs' "softmax" instantiation); the
-output conv is followed by BN whose scale starts at zero, so the block starts as identity.
+Inner width half the block's width; θ, φ, g and the output are 1×1×1 convs. θ reads the
+block input at full resolution; the input is then max-pooled 1×2×2 and φ and g read the
+pooled input, so each costs a quarter of θ (the order of the reference implementation,
+PySlowFast's `Nonlocal`). The affinity θᵀφ is scaled by 1/√inner and softmax-normalised
+over the pooled positions (the reference configs' "softmax" instantiation). The output conv
+is followed by BN whose scale starts at zero, so the block starts as identity.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ class NonLocal(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[0]
         theta = self.theta(x).flatten(2)  # N × inner × THW
-        phi = self.pool(self.phi(x)).flatten(2)  # N × inner × THW/4
-        g = self.pool(self.g(x)).flatten(2)
+        pooled = self.pool(x)  # pool first: φ and g then run on a quarter of the positions
+        phi = self.phi(pooled).flatten(2)  # N × inner × THW/4
+        g = self.g(pooled).flatten(2)
         affinity = torch.einsum("nct,ncp->ntp", theta, phi) * self.inner**-0.5
         attention = affinity.softmax(dim=-1)
         y = torch.einsum("ntp,ncp->nct", attention, g).reshape(n, self.inner, *x.shape[2:])
