@@ -12,7 +12,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
                        args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
-                       launcher=args.launcher, nodes=args.nodes)
+                       launcher=args.launcher, nodes=args.nodes, seeds=args.seeds)
     return 1 if failed else 0
 
 
@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
     rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
                      help="run only these variants, in this order (the report still shows every record)")
+    rep.add_argument("--seeds", nargs="+", type=int, default=None, metavar="N",
+                     help="run every (selected) run once per seed (initialisation and data order; same videos); "
+                          "the report shows mean ± std over seeds")
     rep.add_argument("--no-report", action="store_true")
     rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
     rep.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import shlex
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from harness.results import record_path, results_root, run_id
+from harness.results import record_path, results_root, reuse_record, run_id, same_run_elsewhere
 from harness.spec import SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
 
@@ -127,8 +128,9 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
     out = run.output_dir(out_root)
     cmd = train_command(run, out, port)
     env = {**os.environ, "HARNESS_RESULTS_DIR": str(results)}
-    if gpus is not None:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+    if gpus is not None:  # indices among the GPUs this process sees (CUDA_VISIBLE_DEVICES may narrow them)
+        visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(visible[g] if g < len(visible) else str(g) for g in gpus)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(out / "train.log", "a") as logf:
@@ -139,15 +141,20 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
               dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
-              nodes: int = 1) -> int:
-    """Run the suite's missing runs and write the report; returns the number of failed runs."""
+              nodes: int = 1, seeds: list[int] | None = None) -> int:
+    """Run the suite's missing runs (once per seed of `seeds`, default the recipe's) and write the report;
+    returns the number of failed runs."""
     suite = load_suite(suite_name)
     suite.require_variants(only or [], "--only")
     scale = load_scale(scale_name or default_scale())
     overrides = list(overrides or [])
+    if seeds and any(o.startswith("seed=") for o in overrides):
+        raise SpecError("Give the seeds either as --seeds or as seed=N, not both.")
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
     root, cache = suite_data(scale, overrides, dry_run)
-    runs = resolve_suite(suite, scale, overrides, root, cache)
+    # Seed-major order: every run's first seed before any run's second, so a stopped call leaves whole rows.
+    runs = [r for seed in (seeds or [None]) for r in resolve_suite(
+        suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache)]
     if only:  # in the order given: the first named run first
         runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
     results = results or results_root()
@@ -156,7 +163,10 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         if r.spec is None:
             print(f"  {r.run.variant:<24} not run: {r.skip_reason}")
         elif record_path(r.spec, results).exists():
-            print(f"  {r.run.variant:<24} recorded already ({record_path(r.spec, results).name})")
+            print(f"  {r.run.variant:<24} seed {r.spec.seed} recorded already ({record_path(r.spec, results).name})")
+        elif not dry_run and (same := same_run_elsewhere(r.spec, results)) is not None:
+            reuse_record(same, r.spec, results)
+            print(f"  {r.run.variant:<24} seed {r.spec.seed} the same run is recorded as {same.name}: reused")
         else:
             todo.append(r)
     out_root = Path("outputs") / suite.name
@@ -172,21 +182,27 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         slots = max(1, n_gpus // per_run) if n_gpus else 1
         print(f"running {len(todo)} run(s) on {n_gpus or 'no'} GPU(s), {slots} at a time, {per_run} process(es) "
               f"per run; logs in {out_root}/", flush=True)
+        # Each slot is a fixed set of GPUs; a run takes whichever slot is free, so no two runs share a GPU.
+        free: queue.Queue[int] = queue.Queue()
+        for slot in range(slots):
+            free.put(slot)
 
-        def gpus_of(i: int) -> list[int] | None:
-            if not n_gpus:
-                return None
-            first = (i % slots) * per_run
-            return list(range(first, first + per_run))
+        def run_in_free_slot(r: ResolvedRun) -> tuple[str, int, float]:
+            slot = free.get()
+            try:
+                gpus = list(range(slot * per_run, (slot + 1) * per_run)) if n_gpus else None
+                return _run_one(r, out_root, gpus, results, 29500 + slot)
+            finally:
+                free.put(slot)
 
         with ThreadPoolExecutor(slots) as pool:
-            futures = [pool.submit(_run_one, r, out_root, gpus_of(i), results, 29500 + i % slots)
-                       for i, r in enumerate(todo)]
-            for i, f in enumerate(futures, 1):
+            futures = {pool.submit(run_in_free_slot, r): r for r in todo}
+            for i, f in enumerate(as_completed(futures), 1):
                 variant, code, seconds = f.result()
+                seed = futures[f].spec.seed
                 status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
                 failed += code != 0
-                print(f"  [{i}/{len(todo)}] {variant:<24} {status} in {seconds:.0f}s", flush=True)
+                print(f"  [{i}/{len(todo)}] {variant:<24} seed {seed} {status} in {seconds:.0f}s", flush=True)
     if report:  # the tables show the setup these runs used (their GPU count)
         _write_report(suite.name, results, next((r.spec.num_gpus for r in runs if r.spec is not None), None))
     return failed

@@ -17,7 +17,7 @@ NOT_IN_RUN_ID = ("output_dir", "resume")
 NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_checkpoints")
 # Keys added after records were first written: hashed only when set off their default, so the ids of
 # records made before them (which ran at that default) stay valid. A step mode changes the timings.
-TRAIN_HASHED_WHEN_SET = {"step": "eager"}
+TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0}
 
 
 def results_root() -> Path:
@@ -53,3 +53,45 @@ def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, result
     if spec.suite:
         written.append(write_json_atomic(record_path(spec, results), record))
     return written
+
+
+def _experiment(spec_dict: dict[str, Any]) -> str:
+    """What a run computes, whatever suite or variant names it: the run id's content without those names."""
+    d = json.loads(json.dumps(spec_dict))
+    for key in (*NOT_IN_RUN_ID, "suite", "variant"):
+        d.pop(key, None)
+    d.get("data", {}).pop("cache", None)
+    for key in NOT_IN_RUN_ID_TRAIN:
+        d.get("train", {}).pop(key, None)
+    for key, default in TRAIN_HASHED_WHEN_SET.items():
+        if d.get("train", {}).get(key, default) == default:
+            d.get("train", {}).pop(key, None)
+    return json.dumps(d, sort_keys=True)
+
+
+def same_run_elsewhere(spec: RunSpec, root: Path | None = None) -> Path | None:
+    """A complete record, under another suite or variant name, of exactly the run `spec` describes (e.g. Table
+    1's baseline is Figure 3's 1.0× baseline), so that a suite need not train it again; None if there is none."""
+    root = root or results_root()
+    want = _experiment(spec.to_dict())
+    for path in sorted(root.glob(f"*/{spec.scale}/*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(record, dict) and record.get("status") == "complete" \
+                and isinstance(record.get("spec"), dict) and _experiment(record["spec"]) == want:
+            return path
+    return None
+
+
+def reuse_record(source: Path, spec: RunSpec, results: Path | None = None) -> Path:
+    """Record `spec` (a suite's run) as the same run that `source` recorded: its measurements under this suite's
+    names, with `same_run_as` naming the record they come from."""
+    record = json.loads(Path(source).read_text())
+    root = results or results_root()
+    record.update({"run_id": run_id(spec), "suite": spec.suite, "variant": spec.variant,
+                   "spec": {**record["spec"], "suite": spec.suite, "variant": spec.variant},
+                   "same_run_as": str(Path(source).relative_to(root)) if Path(source).is_relative_to(root)
+                   else str(source)})
+    return write_json_atomic(record_path(spec, root), record)

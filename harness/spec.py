@@ -117,6 +117,9 @@ class TrainSpec:
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
     step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on 1 GPU)
+    # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
+    # whether a schedule underfits or memorises.
+    train_eval_videos: int = 0
 
 
 @dataclass(frozen=True)
@@ -329,7 +332,7 @@ def validate(spec: RunSpec) -> RunSpec:
              f"but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
     _require(t.step != "cuda_graphs" or t.device != "cpu",
              "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
-    for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn"):
+    for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn", "train_eval_videos"):
         _require(getattr(t, key) >= 0, f"'train.{key}' must be >= 0, got {getattr(t, key)}.")
     for key in ("keep_checkpoints", "eval_batch_size", "log_every"):
         _require(getattr(t, key) >= 1, f"'train.{key}' must be >= 1, got {getattr(t, key)}.")

@@ -89,7 +89,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
     def from_spec(cls, spec: RunSpec, split: str = "train", *, root: str | Path | None = None,
                   **options: Any) -> VideoClipDataset:
         """The dataset `spec.data` names, with its recipe's sampling; `options` override Sampling fields or
-        the constructor's keywords (min_frames, max_retries, decode_threads). With `data.cache` set, clips are
+        the constructor's keywords (train, min_frames, max_retries, decode_threads). With `data.cache` set, clips are
         read from that frame cache, which must hold every video of the split (SpecError otherwise)."""
         d = spec.data
         root = root if root is not None else d.root
@@ -98,8 +98,9 @@ class VideoClipDataset(torch.utils.data.Dataset):
         fields = {"num_frames": d.num_frames, "sampling_rate": d.sampling_rate, "crop_size": d.crop_size,
                   "jitter": d.jitter, **DATASET_SAMPLING.get(d.name, {})}
         keywords = {k: options.pop(k) for k in ("min_frames", "max_retries", "decode_threads") if k in options}
+        train = options.pop("train", split == "train")  # train=False: the split's videos as evaluation views
         fields.update(options)
-        return cls(ann, Sampling(**fields), train=split == "train", seed=spec.seed, cache=cache, **keywords)
+        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, **keywords)
 
     @property
     def num_classes(self) -> int:

@@ -67,11 +67,14 @@ def _param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]
     return [{"params": other, "weight_decay": weight_decay}, {"params": bn_params, "weight_decay": 0.0}]
 
 
-def _datasets(spec: RunSpec) -> tuple[VideoClipDataset, VideoClipDataset]:
+def _eval_options(spec: RunSpec) -> dict[str, int]:
     t = spec.train
-    eval_options = {k: v for k, v in (("eval_clips", t.eval_clips), ("eval_crops", t.eval_crops)) if v is not None}
+    return {k: v for k, v in (("eval_clips", t.eval_clips), ("eval_crops", t.eval_crops)) if v is not None}
+
+
+def _datasets(spec: RunSpec) -> tuple[VideoClipDataset, VideoClipDataset]:
     train_set = VideoClipDataset.from_spec(spec, "train", min_frames=1)
-    val_set = VideoClipDataset.from_spec(spec, "val", **eval_options)
+    val_set = VideoClipDataset.from_spec(spec, "val", **_eval_options(spec))
     check_num_classes(spec, train_set.num_classes, spec.data.root)
     return train_set, val_set
 
@@ -246,6 +249,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     if spec.train.precise_bn:
         outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
+    if spec.train.train_eval_videos:
+        final.update(_train_scores(spec, net, multilabel, prepare, autocast, info, state, bad))
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
     # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
@@ -288,17 +293,33 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
 
 
 def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilabel: bool, prepare, autocast,
-              info: DistInfo, state: TrainState, epoch: int, bad: BadVideoLog) -> dict[str, Any]:
+              info: DistInfo, state: TrainState, epoch: int, bad: BadVideoLog,
+              videos: list[int] | None = None) -> dict[str, Any]:
+    """Score every video of `val_set` (or the `videos` among them) with the evaluation views."""
     start = time.perf_counter()
     views = val_set.sampling.eval_clips
-    mine = [i for i in range(len(val_set)) if (i // views) % info.world_size == info.rank]
+    chosen = range(len(val_set.records)) if videos is None else videos
+    mine = [v * views + c for k, v in enumerate(chosen) if k % info.world_size == info.rank for c in range(views)]
     loader = DataLoader(torch.utils.data.Subset(val_set, mine), batch_size=spec.train.eval_batch_size,
                         collate_fn=collate_eval, num_workers=min(spec.train.num_workers, 4),
                         generator=_private_generator())
     metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
                        info.device, info.distributed, on_failures=bad.update)
+    metrics["videos"] = len(chosen)
     state.meter.eval_s += time.perf_counter() - start
     return {"epoch": epoch, "iteration": state.iteration, **metrics}
+
+
+def _train_scores(spec: RunSpec, net: nn.Module, multilabel: bool, prepare, autocast, info: DistInfo,
+                  state: TrainState, bad: BadVideoLog) -> dict[str, Any]:
+    """The final model scored on `train.train_eval_videos` training videos (evenly spaced through the list) with
+    the evaluation views: beside the validation score it tells underfitting from memorising."""
+    train_views = VideoClipDataset.from_spec(spec, "train", train=False, **_eval_options(spec))
+    n = len(train_views.records)
+    count = min(spec.train.train_eval_videos, n)
+    picked = sorted({i * n // count for i in range(count)})
+    scores = _evaluate(spec, net, train_views, multilabel, prepare, autocast, info, state, 0, bad, picked)
+    return {f"train_{k}": v for k, v in scores.items() if k not in ("epoch", "iteration")}
 
 
 def _record(spec: RunSpec, plan: Plan, state: TrainState, final: dict[str, Any], bad: BadVideoLog, info: DistInfo,
