@@ -37,3 +37,20 @@ def write_json_atomic(path: Path, obj: Any) -> Path:
 
 def write_text_atomic(path: Path, text: str) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def require_writable_dir(path: Path, key: str) -> Path:
+    """Create folder `path` and test-write a file in it, so that an unwritable folder fails before any work;
+    SpecError naming `key` and the folder otherwise."""
+    from harness.spec import SpecError
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise SpecError(f"'{key}' {str(path)!r} is not a writable folder ({err.strerror or err}). Set {key} to a "
+                        f"folder you can create and write.") from None
+    return path

@@ -1,7 +1,10 @@
-"""Checkpoints written atomically (temp file + rename), the last N kept, the latest found for `resume=true`."""
+"""Checkpoints written atomically (temp file + rename), the last N kept, the newest loadable one found for
+`resume=true`. A checkpoint holds only tensors and plain data (no pickled objects), so it loads with
+`torch.load(weights_only=True)`: a checkpoint from an untrusted folder cannot run code."""
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from pathlib import Path
@@ -11,6 +14,7 @@ import numpy as np
 import torch
 
 from harness.io import write_atomic
+from harness.spec import SpecError
 
 NAME = re.compile(r"^checkpoint_(\d{9})\.pt$")
 
@@ -39,8 +43,50 @@ def latest_checkpoint(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """The payload of `path`, loaded without running pickled code; ValueError saying why it cannot be used."""
+    if path.stat().st_size == 0:
+        raise ValueError("empty file (0 bytes)")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # whatever a damaged file raises: PytorchStreamReader, EOF, unpickling errors
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise ValueError(f"{type(err).__name__}: {first[:200]}") from err
+    if not isinstance(payload, dict) or not {"model", "optimizer", "iteration", "run_id"} <= payload.keys():
+        raise ValueError("not a checkpoint of this trainer")
+    return payload
+
+
+def load_newest(folder: Path, log: logging.Logger | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The newest checkpoint in `folder` that loads, with its payload; damaged ones (truncated, empty) are skipped
+    with a warning naming them. None if `folder` holds none; SpecError if it holds some and none loads."""
+    found = list_checkpoints(folder)
+    skipped = []
+    for path in reversed(found):
+        try:
+            payload = load_checkpoint(path)
+        except (ValueError, OSError) as err:
+            skipped.append(f"{path.name} ({err})")
+            if log is not None:
+                log.warning("checkpoint %s cannot be loaded (%s): trying an older one", path, err)
+            continue
+        if skipped and log is not None:
+            log.warning("falling back to the older checkpoint %s (%d newer one(s) damaged)", path, len(skipped))
+        return path, payload
+    if skipped:
+        raise SpecError(f"No checkpoint in {folder} can be loaded: {'; '.join(skipped)}. Delete the damaged "
+                        f"files and start again with resume=false (or use a new output_dir).")
+    return None
+
+
 def rng_state() -> dict[str, Any]:
-    state = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    """Every RNG's state as tensors and plain data (numpy's and Python's tuples as dicts and lists)."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, internal, gauss_next = random.getstate()
+    state = {"torch": torch.get_rng_state(),
+             "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                       "has_gauss": int(has_gauss), "cached_gaussian": float(gauss)},
+             "python": {"version": version, "internal": list(internal), "gauss_next": gauss_next}}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -48,7 +94,10 @@ def rng_state() -> dict[str, Any]:
 
 def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
-    np.random.set_state(state["numpy"])
-    random.setstate(state["python"])
+    n = state["numpy"]
+    np.random.set_state((n["kind"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
+                         n["cached_gaussian"]))
+    p = state["python"]
+    random.setstate((p["version"], tuple(p["internal"]), p["gauss_next"]))
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

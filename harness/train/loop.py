@@ -24,6 +24,7 @@ from tqdm import tqdm
 from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
+from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bench import sync_device
 from harness.models.check import planned_shapes, require_planned_frames
@@ -93,9 +94,9 @@ def _checkpoint_payload(model: nn.Module, optimizer: torch.optim.Optimizer, stat
             "rng": ckpt.rng_state(), "run_id": run_id(spec)}
 
 
-def _restore(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, spec: RunSpec,
-             bad: BadVideoLog) -> TrainState:
-    payload = torch.load(path, map_location="cpu", weights_only=False)
+def _restore(path: Path, payload: dict[str, Any], model: nn.Module, optimizer: torch.optim.Optimizer,
+             spec: RunSpec, bad: BadVideoLog) -> TrainState:
+    """Load `payload` (checkpoint `path`, loaded by ckpt.load_newest) into the model, optimizer and RNGs."""
     if payload["run_id"] != run_id(spec):
         raise SpecError(f"{path} belongs to another run (id {payload['run_id']}, this one {run_id(spec)}): the "
                         f"settings changed. Use a new output_dir or resume=false.")
@@ -133,6 +134,8 @@ def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
 
 def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) -> dict[str, Any]:
     out = Path(spec.output_dir)
+    if info.is_main:  # before any work: an unwritable folder would otherwise fail at the first checkpoint
+        require_writable_dir(out, "output_dir")
     # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
     # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}
@@ -160,11 +163,14 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                                 momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
     bad = BadVideoLog(log)
     state = TrainState()
-    latest = ckpt.latest_checkpoint(out / "checkpoints") if spec.resume else None
-    if latest is not None:
-        state = _restore(latest, model, optimizer, spec, bad)
+    found = ckpt.load_newest(out / "checkpoints", log if info.is_main else None) if spec.resume else None
+    if found is not None:
+        latest, payload = found
+        state = _restore(latest, payload, model, optimizer, spec, bad)
         if info.is_main:
             log.info("resuming from %s (iteration %d of %d)", latest, state.iteration, plan.iterations)
+    elif spec.resume and info.is_main:
+        log.info("resume=true, but %s holds no checkpoint: starting from scratch", out / "checkpoints")
     resumed_from = state.iteration  # 0 for a fresh run
     net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,

@@ -1,0 +1,59 @@
+"""The trainer facing damaged checkpoints, unwritable folders and broken datasets: clear messages, no tracebacks."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from harness.config import compose
+from harness.spec import SpecError
+from harness.train import checkpoint as ckpt
+from harness.train.loop import train
+
+from .conftest import smoke_overrides
+
+
+@pytest.fixture(scope="module")
+def tiny_root(tmp_path_factory) -> Path:
+    """8 train / 4 val synthetic videos of 16 frames: a baseline run of 8 iterations takes about a second."""
+    from harness.data.synth import make_synthetic_dataset
+
+    root = tmp_path_factory.mktemp("tiny")
+    make_synthetic_dataset(root, "smoke", classes=4, videos=8, val_videos=4, frames=16, size=(48, 64),
+                           progress=False)
+    return root
+
+
+def tiny_overrides(root: Path, out: Path, *extra: str) -> list[str]:
+    """A baseline run of 2 epochs × 4 iterations of 2 clips at 8×32² (tiny I3D) with one eval view per video."""
+    replaced = ("data.train_videos", "solver.")
+    return [*(o for o in smoke_overrides(root, out) if not o.startswith(replaced)), "data.train_videos=8",
+            "solver.batch_size=2", "solver.max_epoch=2", "solver.steps=[0,1]", "solver.warmup_epochs=0",
+            "solver.base_lr=0.05", "multigrid.long_cycle=false", "multigrid.short_cycle=false", "train.eval_clips=1",
+            *extra]
+
+
+def test_resume_falls_back_past_damaged_checkpoints_and_matches(tiny_root, tmp_path, caplog):
+    out = tmp_path / "run"
+    overrides = tiny_overrides(tiny_root, out, "train.checkpoint_every=2", "train.keep_checkpoints=3", "resume=true")
+    with caplog.at_level(logging.INFO, logger="harness.train"):
+        whole = train(compose(overrides))
+    assert "holds no checkpoint: starting from scratch" in caplog.text
+    kept = ckpt.list_checkpoints(out / "checkpoints")
+    assert len(kept) == 3
+    kept[-1].write_bytes(kept[-1].read_bytes()[:1000])  # truncated
+    kept[-2].write_bytes(b"")  # empty
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="harness.train"):
+        resumed = train(compose(overrides))
+    assert kept[-1].name in caplog.text and kept[-2].name in caplog.text and "falling back" in caplog.text
+    assert resumed["resumed_from_iteration"] == int(kept[0].stem.split("_")[1])
+    assert resumed["epoch_losses"] == whole["epoch_losses"] and resumed["final"] == whole["final"]
+
+
+def test_unwritable_output_dir_fails_before_any_work(tmp_path):
+    spec = compose(smoke_overrides(tmp_path / "no-data-needed", "/proc/harness-test/out"))
+    with pytest.raises(SpecError, match="'output_dir' '/proc/harness-test/out' is not a writable folder"):
+        train(spec)

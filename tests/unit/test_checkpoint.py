@@ -1,0 +1,75 @@
+"""Checkpoints: plain data that loads with weights_only=True, exact RNG restore, damaged files skipped."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from harness.config import compose
+from harness.data.dataset import BadVideoLog
+from harness.spec import SpecError
+from harness.train import checkpoint as ckpt
+from harness.train.loop import TrainState, _checkpoint_payload
+from harness.train.meter import RunMeter
+
+
+def _payload() -> dict:
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.ones(1, 3)).sum().backward()
+    optimizer.step()
+    meter = RunMeter()
+    meter.add(0, 0.1, 0.2, 4, 1.5)
+    meter.note_layout(0, 2, 1, 1)
+    state = TrainState(7, meter, [{"epoch": 1, "iteration": 7, "top1": 12.5, "videos": 8}], 0, [1.25], [0.5, 1.0])
+    bad = BadVideoLog()
+    bad.update([("a.mp4", "empty: a.mp4 is empty")])
+    return _checkpoint_payload(model, optimizer, state, compose(["output_dir=/tmp/x"]), bad)
+
+
+def test_payload_loads_with_weights_only_and_restores_every_rng(tmp_path):
+    torch.manual_seed(1), np.random.seed(2), random.seed(3)
+    np.random.standard_normal()  # numpy caches a gaussian: that part of its state must survive too
+    path = ckpt.save_checkpoint(tmp_path, 7, _payload(), keep=2)
+    expected = (torch.rand(3).tolist(), np.random.standard_normal(3).tolist(), [random.random() for _ in range(3)])
+    payload = torch.load(path, map_location="cpu", weights_only=True)  # no pickled objects in a checkpoint
+    assert payload["iteration"] == 7 and payload["meter"] == _payload()["meter"]
+    ckpt.set_rng_state(payload["rng"])
+    again = (torch.rand(3).tolist(), np.random.standard_normal(3).tolist(), [random.random() for _ in range(3)])
+    assert again == expected
+
+
+def test_damaged_newest_checkpoints_fall_back_to_an_older_one(tmp_path, caplog):
+    for it in (4, 8, 12):
+        ckpt.save_checkpoint(tmp_path, it, _payload(), keep=3)
+    newest = ckpt.checkpoint_path(tmp_path, 12)
+    newest.write_bytes(newest.read_bytes()[:100])  # truncated: PytorchStreamReader failed
+    ckpt.checkpoint_path(tmp_path, 8).write_bytes(b"")  # empty: EOFError
+    with caplog.at_level(logging.WARNING, logger="test"):
+        path, payload = ckpt.load_newest(tmp_path, logging.getLogger("test"))
+    assert path == ckpt.checkpoint_path(tmp_path, 4) and payload["iteration"] == 7
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert "checkpoint_000000012.pt" in messages and "checkpoint_000000008.pt" in messages
+    assert "falling back" in messages
+
+
+def test_no_loadable_checkpoint_is_a_clear_error_and_none_is_none(tmp_path):
+    assert ckpt.load_newest(tmp_path / "missing") is None
+    ckpt.checkpoint_path(tmp_path, 3).write_bytes(b"")
+    ckpt.checkpoint_path(tmp_path, 6).write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(SpecError, match="No checkpoint .* can be loaded") as err:
+        ckpt.load_newest(tmp_path)
+    assert "checkpoint_000000003.pt (empty file" in str(err.value) and "resume=false" in str(err.value)
+
+
+def test_a_pickled_object_is_not_loaded(tmp_path):
+    """A checkpoint that needs code to unpickle (here a numpy array) is refused, not executed."""
+    torch.save({"model": {}, "optimizer": {}, "iteration": 1, "run_id": "x", "evil": np.zeros(2)},
+               ckpt.checkpoint_path(tmp_path, 1))
+    with pytest.raises(SpecError, match="checkpoint_000000001.pt"):
+        ckpt.load_newest(tmp_path)
