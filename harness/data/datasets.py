@@ -32,7 +32,9 @@ the labels and split JSONs when both exist and list the video (as for videos), e
 from __future__ import annotations
 
 import csv
+import io
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +50,19 @@ from harness.data.frames import (
     parse_frame_labels,
     read_frame_list,
 )
-from harness.data.records import Action, AnnotationError, AnnotationProblem, MissingAnnotations, VideoRecord
+from harness.data.records import (
+    Action,
+    AnnotationError,
+    AnnotationProblem,
+    MissingAnnotations,
+    VideoRecord,
+    first_line,
+    read_text,
+    text_lines,
+)
 from harness.spec import SpecError, did_you_mean
+
+log = logging.getLogger("harness.data")
 
 SPLITS = {"train": ("train",), "val": ("val", "validate", "validation"), "test": ("test",)}
 CHARADES_CLASSES = 157
@@ -97,7 +110,7 @@ def _raise_if(problems: list[AnnotationProblem]) -> None:
 def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[VideoRecord]:
     """`relative/path.mp4 label` lines (paths may hold spaces; the label is the last field)."""
     records, problems = [], []
-    for n, raw in enumerate(Path(list_file).read_text(encoding="utf-8").splitlines(), start=1):
+    for n, raw in enumerate(text_lines(list_file), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -125,7 +138,7 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[
 
 def _csv_rows(csv_file: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Header and (line number, row) pairs of a CSV file, line numbers 1-based as an editor shows them."""
-    with open(csv_file, newline="", encoding="utf-8") as f:
+    with io.StringIO(read_text(csv_file), newline="") as f:
         reader = csv.DictReader(f)
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
@@ -176,8 +189,7 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
 
 
 def _sniff_official_csv(path: Path) -> bool:
-    with open(path, encoding="utf-8") as f:
-        first = f.readline().strip().lower().replace(" ", "")
+    first = first_line(path).strip().lower().replace(" ", "")
     return first.startswith("label,youtube_id")
 
 
@@ -197,7 +209,7 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     classes_file = _first_file([root / "classes.txt", root / "annotations" / "classes.txt"])
     classes = None
     if classes_file is not None:
-        classes = tuple(c.strip() for c in classes_file.read_text(encoding="utf-8").splitlines() if c.strip())
+        classes = tuple(c.strip() for c in read_text(classes_file).splitlines() if c.strip())
         num_classes = len(classes)
     records = read_path_label_list(ann, root, num_classes)
     return Annotations(tuple(records), num_classes, classes, False, (str(ann),))
@@ -206,7 +218,7 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
 # ---------------------------------------------------------------- Something-Something v2
 def _json_array_entries(path: Path) -> list[tuple[int, object]]:
     """The entries of a JSON array file with the line each starts on (json.load loses line numbers)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     decoder = json.JSONDecoder()
     pos = len(text) - len(text.lstrip())
     if not text[pos:pos + 1] == "[":
@@ -230,7 +242,7 @@ def _json_array_entries(path: Path) -> list[tuple[int, object]]:
 def read_ssv2_labels(labels_json: Path) -> dict[str, int]:
     """The labels JSON: class template (without brackets) → index (the index may be a string, as published)."""
     try:
-        raw = json.loads(labels_json.read_text(encoding="utf-8"))
+        raw = json.loads(read_text(labels_json))
     except json.JSONDecodeError as err:
         raise AnnotationError([AnnotationProblem(str(labels_json), err.lineno, f"invalid JSON: {err.msg}")]) from err
     if not isinstance(raw, dict):
@@ -469,4 +481,20 @@ def load_annotations(name: str, root: str | Path | None, split: str = "train", n
     root = Path(root).expanduser()
     if not root.is_dir():
         raise SpecError(f"'data.root' {str(root)!r} is not a directory.")
-    return DATASETS[name](root, split, num_classes)
+    annotations = DATASETS[name](root, split, num_classes)
+    _warn_duplicates(annotations)
+    return annotations
+
+
+_WARNED: set[str] = set()  # files already warned about in this process (the splits are loaded more than once)
+
+
+def _warn_duplicates(annotations: Annotations) -> None:
+    """Warn once per file when videos are listed more than once: each copy would be trained on (and scored) as
+    another video."""
+    repeats = len(annotations.records) - len({r.path for r in annotations.records})
+    listing = annotations.files[-1]  # the file that lists the videos (after any labels file)
+    if repeats and listing not in _WARNED:
+        _WARNED.add(listing)
+        log.warning("%s lists %d video(s) more than once (duplicate lines): each copy counts as another video; "
+                    "remove the duplicates", listing, repeats)

@@ -23,6 +23,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 
 from harness.data.decode import VideoError, VideoInfo
-from harness.data.records import Action, AnnotationProblem, VideoRecord
+from harness.data.records import Action, AnnotationProblem, VideoRecord, first_line, text_lines
 
 FRAME_LIST_HEADERS = ("original_vido_id", "original_video_id")  # PySlowFast's spelling, and the corrected one
 FRAME_LIST_COLUMNS = "original_vido_id video_id frame_id path labels"
@@ -102,8 +103,7 @@ class ListedVideo:
 
 def is_frame_list(path: Path) -> bool:
     """Whether `path` starts with the frame-list header."""
-    with open(path, encoding="utf-8") as f:
-        return f.readline().strip().startswith(FRAME_LIST_HEADERS)
+    return first_line(path).strip().startswith(FRAME_LIST_HEADERS)
 
 
 def read_frame_list(list_file: Path) -> tuple[list[ListedVideo], list[AnnotationProblem]]:
@@ -111,12 +111,12 @@ def read_frame_list(list_file: Path) -> tuple[list[ListedVideo], list[Annotation
     videos: dict[str, ListedVideo] = {}
     problems: list[AnnotationProblem] = []
     where = str(list_file)
-    with open(list_file, encoding="utf-8") as f:
-        header = f.readline().strip()
+    with closing(text_lines(list_file)) as lines:  # one line at a time: SSv2's lists hold millions of frames
+        header = next(lines, "").strip()
         if not header.startswith(FRAME_LIST_HEADERS):
             return [], [AnnotationProblem(where, 1, f"not a frame list: the header must be '{FRAME_LIST_COLUMNS}' "
                                                     f"(PySlowFast's format), got {header[:80]!r}")]
-        for n, raw in enumerate(f, start=2):
+        for n, raw in enumerate(lines, start=2):
             row = raw.split()
             if not row:
                 continue

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,3 +60,44 @@ class AnnotationError(SpecError):
 
 class MissingAnnotations(AnnotationError):
     """The annotation files of a split are not where the layout expects them."""
+
+
+# ---------------------------------------------------------------- reading annotation files as text
+def _not_utf8(path: str | Path, line: int, raw: bytes, start: int | None) -> AnnotationError:
+    """The error for line `line` of `path` that is not UTF-8 (`start`: the byte that fails; None: NUL bytes)."""
+    if line == 1 and raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        what = "the file is UTF-16 (it starts with a UTF-16 byte-order mark)"
+    elif start is None:
+        what = "the line holds NUL bytes: the file is probably UTF-16"
+    else:
+        what = (f"byte 0x{raw[start]:02x} at column {start + 1} is not UTF-8: the file is probably Latin-1, "
+                f"Windows-1252 or another legacy encoding")
+    return AnnotationError([AnnotationProblem(str(path), line, f"{what}; re-save the file as UTF-8")])
+
+
+def text_lines(path: str | Path) -> Iterator[str]:
+    """The lines of an annotation file (line endings kept), decoded as UTF-8, read one at a time; a UTF-8
+    byte-order mark at the start (spreadsheet programs write one) is dropped. AnnotationError names the first
+    line that is not UTF-8 (Latin-1, UTF-16, ...) and the fix."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, start=1):
+            if n == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise _not_utf8(path, n, raw, err.start) from None
+            if "\x00" in text:  # valid UTF-8, but UTF-16 of ASCII text without a byte-order mark looks like this
+                raise _not_utf8(path, n, raw, None)
+            yield text
+
+
+def read_text(path: str | Path) -> str:
+    """A whole annotation file as text, decoded as :func:`text_lines` does."""
+    return "".join(text_lines(path))
+
+
+def first_line(path: str | Path) -> str:
+    """The first line of an annotation file (to tell its format), decoded as :func:`text_lines` does."""
+    with closing(text_lines(path)) as lines:
+        return next(lines, "")
