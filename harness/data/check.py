@@ -6,6 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from harness.data.dataset import DATASET_SAMPLING
 from harness.data.datasets import load_annotations
 from harness.data.decode import VideoError, scan_video
 from harness.data.frames import FrameListRecord, scan_frames
@@ -14,7 +15,12 @@ from harness.schedule import Plan
 
 
 def min_clip_frames(plan: Plan) -> int:
-    """The fewest frames any planned clip has: a video with fewer cannot give even the smallest clip."""
+    """The fewest frames a video needs, here and in training: the fewest any planned clip has (a video with fewer
+    cannot give even the smallest clip; longer ones whose window at a large stride runs past their end repeat the
+    last frame, as the reference does). 1 with segment sampling (SSv2): there shorter videos repeat frames by design
+    (the reference's SSv2 loader), and most SSv2 videos are shorter than its 64-frame clips."""
+    if DATASET_SAMPLING.get(plan.spec.data.name, {}).get("segment"):
+        return 1
     return min(c.t for p in plan.phases if p.epochs > 0 for c in p.cycle)
 
 

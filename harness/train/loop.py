@@ -21,6 +21,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
+from harness.data.check import min_clip_frames
 from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
@@ -73,8 +74,9 @@ def _eval_options(spec: RunSpec) -> dict[str, int]:
     return {k: v for k, v in (("eval_clips", t.eval_clips), ("eval_crops", t.eval_crops)) if v is not None}
 
 
-def _datasets(spec: RunSpec) -> tuple[VideoClipDataset, VideoClipDataset]:
-    train_set = VideoClipDataset.from_spec(spec, "train", min_frames=1)
+def _datasets(spec: RunSpec, min_frames: int) -> tuple[VideoClipDataset, VideoClipDataset]:
+    # Training videos shorter than `min_frames` are unusable (replaced and counted), as `harness data check` says.
+    train_set = VideoClipDataset.from_spec(spec, "train", min_frames=min_frames)
     val_set = VideoClipDataset.from_spec(spec, "val", **_eval_options(spec))
     check_num_classes(spec, train_set.num_classes, spec.data.root)
     return train_set, val_set
@@ -153,7 +155,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     memory_format = torch.channels_last_3d if channels_last else torch.contiguous_format
     autocast = (torch.autocast(info.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext())
 
-    train_set, val_set = _datasets(spec)
+    train_set, val_set = _datasets(spec, min_clip_frames(plan))
     multilabel = train_set.annotations.multilabel
     torch.manual_seed(spec.seed)  # the same initial weights on every rank and every attempt
     model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=memory_format)

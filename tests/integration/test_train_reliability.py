@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.config import compose
+from harness.data.check import check_dataset, min_clip_frames
+from harness.schedule import build_plan
 from harness.spec import SpecError
 from harness.train import checkpoint as ckpt
 from harness.train.loop import train
 
 from .conftest import smoke_overrides
+from .test_data_support import write_video
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +61,28 @@ def test_unwritable_output_dir_fails_before_any_work(tmp_path):
     spec = compose(smoke_overrides(tmp_path / "no-data-needed", "/proc/harness-test/out"))
     with pytest.raises(SpecError, match="'output_dir' '/proc/harness-test/out' is not a writable folder"):
         train(spec)
+
+
+def test_videos_shorter_than_a_clip_are_skipped_as_data_check_says(tiny_root, tmp_path):
+    root = tmp_path / "data"
+    shutil.copytree(tiny_root, root)
+    videos = [line.split()[0] for line in (root / "train.csv").read_text().splitlines()]
+    write_video(root / videos[0], n=1, w=64, h=48)
+    write_video(root / videos[1], n=5, w=64, h=48)
+    spec = compose(tiny_overrides(root, tmp_path / "run"))
+    min_frames = min_clip_frames(build_plan(spec))
+    assert min_frames == 8  # the baseline's clips
+    report = check_dataset("synthetic", root, 4, min_frames)
+    flagged = {Path(u["path"]).name: u["reason"].split(":")[0] for u in report["unreadable"]}
+    record = train(spec)
+    skipped = {Path(f["path"]).name: f["reason"].split(":")[0] for f in record["bad_videos"]["files"]}
+    assert skipped == flagged == {Path(videos[0]).name: "too_short", Path(videos[1]).name: "too_short"}
+    assert record["bad_videos"]["by_reason"] == {"too_short": 2} and record["bad_videos"]["failed_reads"] >= 4
+
+
+@pytest.mark.parametrize(("recipe", "frames"), [("k400_slowfast_r50_8x8", 32), ("ssv2_slowfast_r50_16x8", 1)])
+def test_the_shortest_usable_video(recipe, frames):
+    """The baseline clip for strided windows; any video for SSv2's segment sampling, which repeats frames of
+    videos shorter than its 64-frame clips (most SSv2 videos), as the reference does."""
+    spec = compose([f"recipe={recipe}", "multigrid.long_cycle=false", "multigrid.short_cycle=false"])
+    assert min_clip_frames(build_plan(spec)) == frames
