@@ -46,6 +46,13 @@ log = logging.getLogger("harness.data")
 class DataError(RuntimeError):
     """Too many unreadable videos in a row: the dataset is broken, not one file."""
 
+    def __str__(self) -> str:
+        # Raised in a DataLoader worker, it comes back as DataError("Caught DataError in DataLoader worker ...
+        # Original Traceback ... harness.data.dataset.DataError: <message>"): the message is what a user needs.
+        text = super().__str__()
+        marker = f"{DataError.__module__}.{DataError.__qualname__}: "
+        return text.rsplit(marker, 1)[-1].strip() if text.startswith("Caught ") and marker in text else text
+
 
 @dataclass(frozen=True)
 class Sampling:

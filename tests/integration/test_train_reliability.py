@@ -86,3 +86,18 @@ def test_the_shortest_usable_video(recipe, frames):
     videos shorter than its 64-frame clips (most SSv2 videos), as the reference does."""
     spec = compose([f"recipe={recipe}", "multigrid.long_cycle=false", "multigrid.short_cycle=false"])
     assert min_clip_frames(build_plan(spec)) == frames
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_dataset_of_bad_videos_ends_with_its_message_not_a_traceback(tiny_root, tmp_path, capsys, workers):
+    from harness.cli import main
+
+    root = tmp_path / "data"
+    shutil.copytree(tiny_root, root)
+    for line in (root / "train.csv").read_text().splitlines():
+        (root / line.split()[0]).write_text("not a video")
+    code = main(["train", *tiny_overrides(root, tmp_path / "run", f"train.num_workers={workers}")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "harness train: error: 11 videos in a row could not be read (last: " in err  # after the progress bar
+    assert "Run 'harness data check' on the dataset." in err and "Traceback" not in err and "Caught" not in err
