@@ -8,14 +8,21 @@ from pathlib import Path
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report import write_report
+    from harness.report.build import NoRecords
     from harness.report.inputs import NoSuchSetup, suite_names
 
-    names = suite_names() if args.suite == ["all"] else args.suite
+    every = args.suite == ["all"]
+    names = suite_names() if every else args.suite
     for name in names:
         try:
-            path = write_report(name, args.results, args.out, args.scale, args.gpus)
+            path = write_report(name, args.results, args.out, args.scale, args.gpus, force=args.force)
         except NoSuchSetup as err:  # nothing recorded on --gpus N
             raise SystemExit(f"harness report: {err}") from None
+        except NoRecords:
+            if not every:
+                raise
+            print(f"no report for {name}: no run records of it yet")  # 'all' reports the suites that have some
+            continue
         print(f"report: {path}")
         if args.screenshot:
             from harness.report.browser import find_chromium, screenshot
@@ -46,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--gpus", type=int, default=None, metavar="N",
                         help="tables of the runs made on N GPUs (default: the setup with the most runs; records "
                              "of other setups still appear in the setups table)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a report built from more run records than --results holds (refused otherwise)")
     parser.add_argument("--screenshot", action="store_true",
                         help="also save SUITE/screenshot.png of the report rendered by headless Chromium")
     parser.set_defaults(func=cmd_report)

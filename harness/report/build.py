@@ -335,14 +335,46 @@ def default_reports_dir() -> Path:
     return default_results_dir().parent / "reports"
 
 
+class NoRecords(SpecError):
+    """The results folder holds no run record of the suite: there is nothing to report."""
+
+
+def _built_from(folder: Path) -> int | None:
+    """How many run records the report in `folder` was built from (its summary.json says; reports written before
+    it did count their runs shown), or None where there is no report."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    count = summary.get("records", summary.get("done")) if isinstance(summary, dict) else None
+    return count if isinstance(count, int) else None
+
+
 def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | None = None,
-                 scale: str | None = None, gpus: int | None = None) -> Path:
+                 scale: str | None = None, gpus: int | None = None, force: bool = False) -> Path:
     """Read results/<suite>/*.json, write reports/<suite>/{index.html,tables.csv,tables.md,summary.json} and
-    refresh reports/index.html; return the report's path."""
+    refresh reports/index.html; return the report's path. A missing results folder, one without records of the
+    suite (NoRecords) and, unless `force`, a report that would replace one built from more records are errors:
+    a wrong --results must not silently turn a published report into an empty one."""
     results_dir = Path(results_dir) if results_dir else default_results_dir()
     out_dir = Path(out_dir) if out_dir else default_reports_dir()
     suite_def = load_suite_def(suite)
+    if not results_dir.is_dir():
+        raise SpecError(f"The results folder {results_dir} does not exist. Pass --results DIR, the folder that "
+                        f"holds {suite}/ with the run records (default: results/ of this checkout); nothing was "
+                        f"written.")
     records, problems = load_records(results_dir / suite)
+    folder = out_dir / suite
+    if not records:
+        unusable = f" ({len(problems)} file(s) there are not run records)" if problems else ""
+        raise NoRecords(f"{results_dir / suite} holds no run record of suite '{suite}'{unusable}. Run the suite "
+                        f"first (harness reproduce --suite {suite}) or pass the --results folder that holds its "
+                        f"records; {folder / 'index.html'} was left as it is.")
+    before = _built_from(folder)
+    if before is not None and len(records) < before and not force:
+        raise SpecError(f"{folder / 'index.html'} was built from {before} run records, but {results_dir / suite} "
+                        f"holds {len(records)}: refusing to replace it with a report of fewer records. Check "
+                        f"--results, pass --force to replace it anyway, or --out DIR to write the report elsewhere.")
     # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
     profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
@@ -350,10 +382,11 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
     html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput,
                                 gpus)
-    folder = out_dir / suite
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
-    _write(folder / "summary.json", json.dumps(report_summary(suite_def, records, scale, gpus), indent=2) + "\n")
+    # "records": how many run records this report was built from, which the next write_report compares against.
+    summary = {**report_summary(suite_def, records, scale, gpus), "records": len(records)}
+    _write(folder / "summary.json", json.dumps(summary, indent=2) + "\n")
     path = _write(folder / "index.html", html)
     write_index(out_dir)
     return path
