@@ -61,11 +61,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for key in known_keys():
             print(f"{key} = {json.dumps(flat[key])}")
         return 0
+    from harness.cli_train import scaled_overrides
     from harness.config import compose
     from harness.schedule import build_plan
     from harness.schedule.summary import plan_summary
 
-    plan = build_plan(compose(args.overrides))
+    # scale=NAME plans what `harness train` would train: placeholders stand for the scale's synthetic data.
+    plan = build_plan(compose(scaled_overrides(args.overrides)))
     if args.fvcore:
         summary = plan_summary(plan, _fvcore_clip_cost(plan), "GFLOPs (fvcore, forward)")
     else:

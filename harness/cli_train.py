@@ -7,6 +7,72 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Sequence
+
+from harness.spec import SpecError
+
+# Scaled keys that the scale derives from another scaled key (see harness.suite.scale_overrides). Overriding the
+# source alone would keep the derived key at the scale's value for the scale's own source: LR steps compressed
+# to another number of epochs, an LR for another batch, jitter around another crop. Such a source is refused
+# unless the derived keys are overridden too (as reproduce's own train commands do).
+_DERIVED = {
+    "solver.max_epoch": (("solver.steps",), "or train longer or shorter at this scale with baseline.epoch_factor=F, "
+                                            "multigrid.epoch_factor=F for a multigrid run"),
+    "solver.batch_size": (("solver.base_lr",), "the scale's LR is the recipe's LR per clip times the batch"),
+    "data.crop_size": (("data.jitter",), "the [min, max] short side the crop is taken from, at least the crop"),
+}
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def scaled_overrides(overrides: Sequence[str],
+                     prepare: Callable[..., tuple[str | None, str | None]] | None = None) -> list[str]:
+    """`overrides` with their `scale=NAME` applied as `harness reproduce` applies it to a suite run: the scale's
+    overrides (derived from the recipe) first, then `overrides`, which win. The scale's synthetic data (unless
+    data.root is given) comes from `prepare` (e.g. reproduce.prepare_synthetic), or placeholders when None."""
+    from harness.config import compose
+    from harness.reproduce import suite_data
+    from harness.suite import load_scale, scale_overrides
+
+    overrides = list(overrides)
+    names = [o.split("=", 1)[1] for o in overrides if "=" in o and _key(o) == "scale"]
+    if not names:
+        return overrides
+    scale = load_scale(names[-1])  # unknown names: "did you mean"
+    recipe = [o for o in overrides if "=" in o and _key(o) == "recipe"]
+    scaled = scale_overrides(compose(recipe), scale, None, None)
+    if not scaled:  # paper scale: the recipe as it is
+        return overrides
+    given = {_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
+    ours = dict(o.split("=", 1) for o in scaled)
+    for source, (derived, why) in _DERIVED.items():
+        missing = [d for d in derived if d not in given]
+        if source in given and missing:
+            raise SpecError(
+                f"{source}={given[source]} with scale={scale.name}: the scale sets {source}={ours[source]} and "
+                f"{', '.join(f'{d}={ours[d]}' for d in missing)} to match it, which {source}={given[source]} alone "
+                f"would not fit. For a {scale.name}-sized run drop {source}=; to choose it, also set "
+                f"{', '.join(missing)} ({why}).")
+    root, cache = suite_data(scale, overrides, dry_run=prepare is None, prepare=prepare)
+    # The scale is derived from the recipe and the overrides it does not set (as resolve_suite derives it from
+    # the suite run's recipe and overrides); the user's values of scaled keys then win, literally.
+    base = [o for o in overrides if "=" in o and _key(o) not in ours]
+    return [*scale_overrides(compose(base), scale, root, cache), *overrides]
+
+
+def _prepare_once(scale) -> tuple[str | None, str | None]:
+    """reproduce.prepare_synthetic under a file lock: torchrun starts every rank at once, and only the first may
+    generate the data (the others then find it done)."""
+    import fcntl
+
+    from harness.reproduce import data_home, prepare_synthetic
+
+    data_home().mkdir(parents=True, exist_ok=True)
+    with open(data_home() / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return prepare_synthetic(scale)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -14,7 +80,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from harness.train.loop import TrainingDiverged, train
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    spec = compose(args.overrides)
+    spec = compose(scaled_overrides(args.overrides, prepare=_prepare_once))
     try:
         record = train(spec)
     except TrainingDiverged as err:
@@ -34,7 +100,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     train = sub.add_parser("train", help="train one recipe/variant (baseline or multigrid) from its plan",
                            description="Train from the plan of the composed config. Needs output_dir=DIR; "
-                                       "resume=true continues from the latest checkpoint there. Under torchrun "
+                                       "resume=true continues from the latest checkpoint there. scale=smoke or "
+                                       "scale=proxy shrinks the recipe as `harness reproduce` does (on the scale's "
+                                       "synthetic data unless data.root is given). Under torchrun "
                                        "(torchrun --nproc_per_node=N -m harness train ...) set num_gpus=N.")
     train.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=synthetic data.root=DIR")
     train.set_defaults(func=cmd_train)

@@ -1,0 +1,77 @@
+"""`scale=NAME` on `harness plan` and `harness train`: applied as `harness reproduce` applies it, or refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import cli_train
+from harness.cli import main
+from harness.config import compose
+from harness.suite import load_scale, load_suite, resolve_suite
+
+
+def _fake_prepare(calls: list):
+    def prepare(scale):
+        calls.append(scale.name)
+        return "/data/smoke-synthetic", None
+    return prepare
+
+
+def test_plan_at_smoke_scale_is_smoke_sized(capsys):
+    assert main(["plan", "--json", "scale=smoke"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["num_gpus"], plan["global_batch"], plan["train_videos"]) == (1, 2, 48)
+    assert plan["max_epoch"] < 20 and plan["phases"][-1]["s"] == 32
+
+
+def test_train_at_smoke_scale_trains_the_scaled_recipe_on_the_scales_data(monkeypatch, tmp_path, capsys):
+    import harness.reproduce
+    import harness.train.loop
+
+    seen, calls = [], []
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))  # where the prepare lock lives
+
+    def fake_train(spec):
+        seen.append(spec)
+        raise harness.train.loop.TrainingDiverged("stopped by the test")
+
+    monkeypatch.setattr(harness.train.loop, "train", fake_train)
+    assert main(["train", "scale=smoke", f"output_dir={tmp_path}", "data.num_frames=8"]) == 3
+    spec = seen[0]
+    assert calls == ["smoke"] and spec.data.root == "/data/smoke-synthetic" and spec.data.name == "synthetic"
+    assert (spec.scale, spec.num_gpus, spec.solver.batch_size, spec.data.train_videos) == ("smoke", 1, 2, 48)
+    assert spec.model.width == 0.0625 and spec.data.crop_size == 32
+    assert spec.data.num_frames == 8  # the user's overrides win over the scale's
+
+
+def test_reproduces_train_commands_are_unchanged_by_their_scale():
+    """reproduce passes scale=smoke with every scaled key already set: applying the scale again changes nothing."""
+    suite = load_suite("smoke")
+    for run in resolve_suite(suite, load_scale("smoke"), ["num_gpus=2"], "/data/synthetic"):
+        overrides = [*run.overrides, "output_dir=/tmp/x"]
+        calls: list = []
+        assert compose(cli_train.scaled_overrides(overrides, _fake_prepare(calls))) == compose(overrides)
+        assert calls == []  # data.root is given: nothing to generate
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["scale=smok"], "Did you mean 'smoke'"),
+    (["scale=smoke", "solver.max_epoch=12"], "For a smoke-sized run drop solver.max_epoch=; to choose it, also set "
+                                             "solver.steps (or train longer or shorter at this scale with "
+                                             "baseline.epoch_factor=F"),
+    (["scale=smoke", "solver.batch_size=4"], "the scale sets solver.batch_size=2 and solver.base_lr="),
+    (["scale=proxy", "data.crop_size=64"], "the scale sets data.crop_size=112 and data.jitter="),
+])
+def test_unsound_or_unknown_scales_are_refused_with_the_fix(overrides, message, capsys):
+    for command in ("plan", "train"):
+        assert main([command, *overrides, "output_dir=/tmp/never"]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_scaled_keys_given_together_are_accepted():
+    spec = compose(cli_train.scaled_overrides(["scale=smoke", "solver.max_epoch=12", "solver.steps=[0,8,10]"]))
+    assert (spec.solver.max_epoch, spec.solver.steps, spec.num_gpus) == (12, (0, 8, 10), 1)
+    assert compose(cli_train.scaled_overrides(["scale=paper"])) == compose([])
