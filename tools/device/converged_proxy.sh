@@ -21,6 +21,7 @@ python3 -c "from harness.reproduce import prepare_synthetic; from harness.suite 
 print(prepare_synthetic(load_scale('proxy')))" 2>&1 | grep -v "it/s\]" | tail -2
 el data ready
 worker() {  # $1: GPU; takes the next unclaimed job line until none is left or time runs out
+  sleep $(( $1 * 12 ))  # staggered: each reproduce checks the frame cache at start, and those checks race
   while read -r suite seed variant; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
     mkdir $res/claims/$suite-$seed-$variant 2>/dev/null || continue
@@ -37,4 +38,4 @@ done
 wait
 el done
 grep -h "done in\|FAILED\|Error" $res/worker*.log | tail -40
-tar czf $OUT/converged.tgz -C /root res --exclude=claims
+tar czf $OUT/converged.tgz --exclude=claims -C /root res
