@@ -50,6 +50,18 @@ def suite_data(scale: Scale, overrides: list[str], dry_run: bool,
     return (prepare or prepare_synthetic)(scale)
 
 
+def synthetic_paths(scale: Scale) -> tuple[str | None, str | None]:
+    """Where the scale's synthetic dataset and frame cache live (under $HARNESS_DATA_DIR), made or not."""
+    synth = scale.synthetic
+    if not synth:
+        return None, None
+    settings = {k: v for k, v in synth.items() if k != "preset"}
+    tag = "-".join(f"{k}{v[0]}x{v[1]}" if isinstance(v, list) else f"{k}{v}" for k, v in sorted(settings.items()))
+    root = data_home() / "synthetic" / f"{synth['preset']}-{tag}"
+    cache = root.with_name(root.name + "-frames") if scale.settings.get("frame_cache") else None
+    return str(root), None if cache is None else str(cache)
+
+
 def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache)."""
     synth = scale.synthetic
@@ -58,8 +70,7 @@ def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     from harness.data.synth import make_synthetic_dataset
 
     settings = {k: v for k, v in synth.items() if k != "preset"}
-    tag = "-".join(f"{k}{v[0]}x{v[1]}" if isinstance(v, list) else f"{k}{v}" for k, v in sorted(settings.items()))
-    root = data_home() / "synthetic" / f"{synth['preset']}-{tag}"
+    root = Path(synthetic_paths(scale)[0])
     done = root / "val.csv"
     if not done.exists():
         print(f"generating synthetic video ({synth['preset']}) in {root} ...", flush=True)
@@ -151,7 +162,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if seeds and any(o.startswith("seed=") for o in overrides):
         raise SpecError("Give the seeds either as --seeds or as seed=N, not both.")
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
-    root, cache = suite_data(scale, overrides, dry_run)
+    # The data's paths first: a suite whose runs are all recorded (or reusable) needs no data on this machine.
+    root, cache = suite_data(scale, overrides, dry_run, prepare=None if dry_run else synthetic_paths)
     # Seed-major order: every run's first seed before any run's second, so a stopped call leaves whole rows.
     runs = [r for seed in (seeds or [None]) for r in resolve_suite(
         suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache)]
@@ -175,6 +187,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             print(line)
         return 0
     if todo:
+        if scale.synthetic and not any(o.startswith("data.root=") for o in overrides):
+            prepare_synthetic(scale)  # at the paths the runs were resolved with
         n_gpus = gpus if gpus is not None else _local_gpus()
         per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)
         if n_gpus and per_run > n_gpus:

@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 
 from harness.io import write_text_atomic
-from harness.report import figures
+from harness.report import figures, verdict
 from harness.report.inputs import (
     load_records,
     load_suite_def,
@@ -35,6 +35,7 @@ from harness.report.tables import (
     runs_table,
     setups_table,
     shown,
+    suite_baseline,
     tables_csv,
     tables_markdown,
 )
@@ -91,7 +92,7 @@ def _figure3(runs: Table, metric: str) -> bytes | None:
     for row in runs.rows:
         if row.get("status") == OK:
             ours.append({"method": row["method"], "epochs_x": row.get("epochs_x"), "train_s": row.get("train_s"),
-                         metric: row.get(metric)})
+                         metric: row.get(metric), f"{metric}_std": row.get(f"{metric}_std")})
         if row.get("paper_speedup") is not None:
             paper.append({"method": row["method"], "epochs_x": row.get("epochs_x"),
                           "speedup": row["paper_speedup"], metric: row.get(f"paper_{metric}")})
@@ -258,8 +259,16 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), *scaling_tables(at_scale)):
         if extra is not None:
             tables.append(extra)
-    paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     by_id = {t.id: t for t in tables}
+    base_record = suite_baseline(recs[0], suite, chosen) if recs else None
+    base_row = next((r for r in by_id["runs"].rows if base_record is not None
+                     and r.get("variant") == base_record.get("variant")), None)
+    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale),
+                          verdict.convergence_table(by_id["runs"].rows)) if t is not None]
+    tables[:0] = answer
+    answer_lines = [*(n for t in answer if t.id == "convergence" for n in t.notes),
+                    *verdict.ordering_sentences(by_id["runs"].rows)]
+    paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
                           for r in by_id["runs"].rows) else "top1"
     series = _schedules(representatives(suite, chosen), notes)
@@ -277,6 +286,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
         date_range=f"{dates[0]} to {dates[-1]}" if dates else "never", notes=notes, paper_tables=paper_tables,
         runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
         fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
+        fig_convergence=_b64(figures.convergence_figure(verdict.baseline_curve(by_id["runs"].rows))),
+        ordering=verdict.ordering_sentences(by_id["runs"].rows), answer_lines=answer_lines,
         fig_wait=_b64(figures.data_wait_figure(by_id["data_wait"].rows)), sampled=sampled,
         metric_label="mAP" if metric == "map" else "top-1", comparable=scale == "paper", versions=versions,
         fmt=fmt, cell_class=_cell_class, shown=shown)

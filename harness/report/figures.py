@@ -122,6 +122,11 @@ def tradeoff_figure(points: Sequence[Mapping[str, Any]], paper_points: Sequence[
         df = df.sort_values(["method", "x"])
         sns.lineplot(data=df, x="x", y=metric, hue="method", style="method", markers=True, dashes=False,
                      estimator=None, sort=False, palette=palette, ax=ax, markersize=8)
+        if f"{metric}_std" in df:  # ± one standard deviation over seeds, where a run has several
+            bars = df[df[f"{metric}_std"].notna()]
+            for _, p in bars.iterrows():
+                ax.errorbar(p["x"], p[metric], yerr=p[f"{metric}_std"], fmt="none", capsize=3, linewidth=1,
+                            ecolor=palette[p["method"]])
         for _, p in df.iterrows():
             if p.get("epochs_x") is not None and p["epochs_x"] == p["epochs_x"]:
                 ax.annotate(f"{p['epochs_x']:.3g}×", (p["x"], p[metric]), textcoords="offset points",
@@ -129,6 +134,31 @@ def tradeoff_figure(points: Sequence[Mapping[str, Any]], paper_points: Sequence[
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, title=None)
+    return _png(fig)
+
+
+def convergence_figure(points: Sequence[Mapping[str, Any]]) -> bytes | None:
+    """Top-1 of the baseline against its epochs: validation (± std over seeds) and training videos; None with
+    fewer than two epoch settings."""
+    if len(points) < 2:
+        return None
+    width, height = 6.2, 4.2
+    fig = Figure(figsize=(width, height), dpi=90)
+    ax = fig.subplots()
+    _margins(fig, width, height)
+    colors = sns.color_palette(PALETTE, 2)
+    epochs = [float(p["epochs"]) for p in points]
+    ax.errorbar(epochs, [p["top1"] for p in points], yerr=[p.get("top1_std") or 0.0 for p in points],
+                marker="o", capsize=3, color=colors[0], label="validation")
+    train = [(float(p["epochs"]), p["train_top1"]) for p in points if p.get("train_top1") is not None]
+    if train:
+        ax.plot(*zip(*train), marker="s", linestyle="--", color=colors[1], label="training videos")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(epochs, [f"{e:g}" for e in epochs])
+    ax.set_xlabel("epochs")
+    ax.set_ylabel("top-1 (%)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     return _png(fig)
 
 

@@ -37,10 +37,11 @@ def load_suite_def(name: str, root: Path | None = None) -> SuiteDef:
 
 
 def load_records(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every record under `folder` (results/<suite>/, any depth: records may sit in per-scale folders), each with
-    its path relative to `folder` under '_source'; and the problems met."""
+    """Every record in `folder` (results/<suite>/) and its per-scale folders, each with its path relative to
+    `folder` under '_source'; and the problems met. Folders below a scale's hold records kept aside (runs of
+    earlier settings, e.g. results/<suite>/proxy/epochs10_val400/) and are not read."""
     records, problems = [], []
-    for path in sorted(Path(folder).rglob("*.json")):
+    for path in sorted([*Path(folder).glob("*.json"), *Path(folder).glob("*/*.json")]):
         name = str(path.relative_to(folder))
         try:
             record = json.loads(path.read_text())
@@ -120,7 +121,7 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             raise NoSuchSetup(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
                              f"recorded setups: {', '.join(setups) or 'none'}")
     setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
-    chosen: dict[str, Mapping[str, Any]] = {}
+    by_seed: dict[str, dict[int, Mapping[str, Any]]] = {}
     other: dict[str, int] = {}
     other_setup: dict[str, int] = {}
     for r in complete:
@@ -128,10 +129,12 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             other[record_scale(r)] = other.get(record_scale(r), 0) + 1
         elif record_setup(r) != setup:
             other_setup[record_setup(r)] = other_setup.get(record_setup(r), 0) + 1
-        elif str(r["variant"]) in chosen:
-            notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r}, left out")
+        elif _seed(r) in by_seed.setdefault(str(r["variant"]), {}):
+            notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r} "
+                         f"(seed {_seed(r)}), left out")
         else:
-            chosen[str(r["variant"])] = r
+            by_seed[str(r["variant"])][_seed(r)] = r
+    chosen = {variant: combine_seeds(list(seeds.values())) for variant, seeds in by_seed.items()}
     for name, count in sorted(other.items()):
         notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
                      f"use --scale {name} for those)")
@@ -140,6 +143,42 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
         notes.append(f"{count} record(s) run with {name} are compared in the setups table only (the other tables "
                      f"show {setup}, {why}; --gpus N picks another)")
     return scale, chosen, notes
+
+
+def _seed(record: Mapping[str, Any]) -> int:
+    return int((record.get("spec") or {}).get("seed") or 0)
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for one value)."""
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None
+    return mean, (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+
+
+SEED_METRICS = ("top1", "top5", "map", "train_top1", "train_top5")
+
+
+def combine_seeds(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """One run's records over seeds (same settings, other initialisation and data order) as one record: the
+    mean accuracy and training time in `final` and `measured`, and under `seeds` the seeds, each seed's values
+    and the standard deviations. Everything else (plan, per-phase numbers, provenance) is the lowest seed's."""
+    records = sorted(records, key=_seed)
+    first = records[0]
+    seeds: dict[str, Any] = {"n": len(records), "seeds": [_seed(r) for r in records]}
+    final, measured = dict(first.get("final") or {}), dict(first.get("measured") or {})
+    for key in SEED_METRICS:
+        values = [(r.get("final") or {}).get(key) for r in records]
+        if all(isinstance(v, (int, float)) for v in values):
+            final[key], seeds[f"{key}_std"] = _mean_std(values)
+            seeds[key] = values
+    times = [(r.get("measured") or {}).get("train_s") for r in records]
+    if all(isinstance(v, (int, float)) for v in times):
+        measured["train_s"], seeds["train_s_std"] = _mean_std(times)
+        seeds["train_s"] = times
+    return {**first, "final": final, "measured": measured, "seeds": seeds,
+            "_source": ", ".join(str(r.get("_source", r.get("run_id"))) for r in records)}
 
 
 def ordered(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:

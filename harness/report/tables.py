@@ -33,6 +33,12 @@ KIND_NAMES = {"baseline": "baseline", "multigrid": "multigrid (long + short)", "
               "short_cycle": "short cycle only"}
 
 
+SEEDS_NOTE = ("Runs with several seeds (initialisation and data order; the same videos): accuracy and train time "
+              "are means over the seeds, ± std the sample standard deviation of the accuracy, seeds how many; "
+              "speedups divide mean train times. Train top-1: the final model scored on training videos as the "
+              "validation videos are (empty where the run did not score them).")
+
+
 @dataclass(frozen=True)
 class Column:
     key: str
@@ -115,6 +121,13 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
         "top1": final.get("top1"),
         "top5": final.get("top5"),
         "map": final.get("map"),
+        "train_top1": final.get("train_top1"),  # the same scoring on training videos: memorising or not
+        "videos": final.get("videos"),
+        # Over seeds (a record of one seed: n 1, no std): see report.inputs.combine_seeds.
+        "seeds": (record.get("seeds") or {}).get("n", 1),
+        "top1_std": (record.get("seeds") or {}).get("top1_std"),
+        "map_std": (record.get("seeds") or {}).get("map_std"),
+        "train_s_std": (record.get("seeds") or {}).get("train_s_std"),
     }
 
 
@@ -228,15 +241,19 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
                Column("flops_ratio", "× fewer FLOPs", "ratio", show=False), Column("speedup", "speedup", "ratio"),
                Column("paper_speedup", "paper speedup", "ratio", paper=True)]
     if metric == "map":
-        columns += [Column("map", "mAP", "pct"), Column("paper_map", "paper mAP", "pct", paper=True)]
+        columns += [Column("map", "mAP", "pct"), Column("map_std", "± std", "pct"), Column("seeds", "seeds", "int"),
+                    Column("paper_map", "paper mAP", "pct", paper=True)]
     else:
-        columns += [Column("top1", "top-1", "pct"), Column("paper_top1", "paper top-1", "pct", paper=True),
-                    Column("top5", "top-5", "pct"), Column("paper_top5", "paper top-5", "pct", paper=True)]
+        columns += [Column("top1", "top-1", "pct"), Column("top1_std", "± std", "pct"),
+                    Column("seeds", "seeds", "int"), Column("paper_top1", "paper top-1", "pct", paper=True),
+                    Column("top5", "top-5", "pct"), Column("paper_top5", "paper top-5", "pct", paper=True),
+                    Column("train_top1", "train top-1", "pct")]
     if any(_num(p.get("train_days")) is not None for p in rows):
         columns.append(Column("paper_train_days", "paper train (days)", "float", paper=True))
     columns += [Column("note", "note"), Column("paper_note", "paper note", paper=True, show=False)]
     notes = ("Speedup: measured training wall-clock of the row's baseline run over this run's (data wait + "
-             "compute, evaluation excluded). × fewer iters / FLOPs: the baseline run's over this run's.",)
+             "compute, evaluation excluded). × fewer iters / FLOPs: the baseline run's over this run's.",
+             SEEDS_NOTE)
     if not rows:
         notes += (f"The paper CSV has no rows for table {table_id!r}.",)
     return Table(table_id, TABLE_TITLES.get(table_id, f"Table {table_id}"), tuple(columns), tuple(out), notes)
@@ -307,8 +324,10 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
         out.append({**row, **numbers, **_versus(numbers, base), "status": OK,
                     "note": "; ".join(n for n in notes if n)})
     metric_map = any(r.get("map") is not None or r.get("paper_map") is not None for r in out)
-    acc = ([Column("map", "mAP", "pct"), Column("paper_map", "paper mAP", "pct", paper=True)] if metric_map else
-           [Column("top1", "top-1", "pct"), Column("top5", "top-5", "pct"),
+    acc = ([Column("map", "mAP", "pct"), Column("map_std", "± std", "pct"), Column("seeds", "seeds", "int"),
+            Column("paper_map", "paper mAP", "pct", paper=True)] if metric_map else
+           [Column("top1", "top-1", "pct"), Column("top1_std", "± std", "pct"), Column("seeds", "seeds", "int"),
+            Column("top5", "top-5", "pct"), Column("train_top1", "train top-1", "pct"),
             Column("paper_top1", "paper top-1", "pct", paper=True)])
     columns = (Column("method", "method"), Column("epochs_x", "epochs ×", "float"), Column("variant", "our run"),
                Column("status", "status", show=False), Column("kind", "schedule", show=False),
@@ -323,7 +342,7 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
     notes = ("Speedup here is against the 1.0× baseline run of the same recipe, model, pre-training, clip length "
              "and crop in this suite. Train time: the training steps, data wait included. Whole attempt: the last "
              "attempt's time in the trainer, also start-up, checkpoint writes, precise BN and evaluation "
-             "(records from before it was measured leave it empty).",)
+             "(records from before it was measured leave it empty).", SEEDS_NOTE)
     return Table("runs", title, columns, tuple(out), notes)
 
 

@@ -42,6 +42,12 @@ footer { margin-top: 3em; font-size: 0.85em; color: #6a7384; }
  "not run"{% endif %}.
  Records: {{ commits | length }} commit(s), dated {{ date_range }}.</p>
 {% if notes %}<ul class="problems">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
+{% if answer_lines %}<div class="answer"><h2 id="answer">The answer so far</h2>
+<ul>{% for line in answer_lines %}<li>{{ line }}</li>{% endfor %}</ul>
+<p class="notes">Figure 3's claim, tested per method above: each point's top-1 against the baseline curve (its runs
+at several epoch settings, joined by straight lines) at the same training time; positive means multigrid is
+ahead. The verdict table below gives each run's accuracy difference with its interval and its speedup.</p></div>
+{% endif %}
 <nav><ul>
 {% for t in paper_tables %}<li><a href="#t-{{ t.id }}">{{ t.title }}</a></li>{% endfor %}
 <li><a href="#figure-3">Figure 3: training time vs accuracy</a></li>
@@ -63,7 +69,12 @@ footer { margin-top: 3em; font-size: 0.85em; color: #6a7384; }
 {% for n in table.notes %}<p class="notes">{{ n }}</p>{% endfor %}
 {% endmacro %}
 
-{% for t in paper_tables %}{{ render(t) }}{% endfor %}
+{% for t in paper_tables %}{{ render(t) }}
+{% if t.id == "convergence" and fig_convergence %}<figure><img alt="Baseline top-1 against epochs"
+ src="data:image/png;base64,{{ fig_convergence }}"><figcaption>The baseline's validation and training top-1
+against its epochs (error bars: ± one standard deviation over seeds where a setting has several).</figcaption>
+</figure>{% endif %}
+{% endfor %}
 
 <h2 id="figure-3">Figure 3: training time vs accuracy</h2>
 {% if fig3 %}<figure><img alt="Figure 3: training time vs accuracy per method" src="data:image/png;base64,{{ fig3 }}">

@@ -40,9 +40,17 @@ def _check_record(record: dict, spec) -> None:
 
 @pytest.mark.parametrize("variant", ["multigrid", "baseline"])
 def test_smoke_runs_write_records(synth_root, tmp_path, variant):
-    spec = compose(smoke_overrides(synth_root, tmp_path / variant, *(BASELINE if variant == "baseline" else [])))
+    # The baseline also scores 5 training videos at the end (train vs validation top-1).
+    extra = [*BASELINE, "train.train_eval_videos=5"] if variant == "baseline" else []
+    spec = compose(smoke_overrides(synth_root, tmp_path / variant, *extra))
     record = train(spec)
     _check_record(record, spec)
+    if variant == "baseline":
+        final = record["final"]
+        assert final["train_videos"] == final["train_videos_scored"] == 5 and 0 <= final["train_top1"] <= 100
+        assert final["videos"] == final["videos_scored"] > 5  # the validation set, all of it
+    else:
+        assert "train_top1" not in record["final"]
     on_disk = json.loads((tmp_path / variant / "record.json").read_text())
     assert on_disk["run_id"] == record["run_id"]
     assert on_disk["plan"]["kind"] == variant

@@ -1,0 +1,156 @@
+"""Pure functions from a suite's runs table to its answer: has the baseline converged, does each run keep the
+baseline's accuracy (within the noise of seeds and validation videos), at what measured speedup against the
+compute-only bound of `harness profile`, and does multigrid lift the time-vs-accuracy curve (the paper's Figure 3:
+at equal training time, above the baselines)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.report.tables import OK, Column, Table
+
+CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain at a converged setting
+
+
+def standard_error(row: Mapping[str, Any], metric: str = "top1") -> float | None:
+    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else the
+    binomial error of one score on its validation videos, √(p(1−p)/videos)."""
+    value, std, n = row.get(metric), row.get(f"{metric}_std"), row.get("seeds") or 1
+    if value is None:
+        return None
+    if std is not None and n >= 2:
+        return float(std) / math.sqrt(n)
+    videos = row.get("videos")
+    if not videos:
+        return None
+    p = min(max(float(value) / 100, 0.0), 1.0)
+    return 100 * math.sqrt(p * (1 - p) / int(videos))
+
+
+def baseline_curve(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The plain baseline's runs at several epoch settings (Figure 3's 'baseline' method), by epochs."""
+    points = [r for r in rows if r.get("status") == OK and r.get("kind") == "baseline"
+              and r.get("method") == "baseline" and r.get("epochs") and r.get("top1") is not None]
+    return sorted(points, key=lambda r: r["epochs"])
+
+
+def convergence_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
+    """Baseline top-1 (validation and training) against epochs, with what each doubling gained; None with fewer
+    than two settings."""
+    curve = baseline_curve(rows)
+    if len(curve) < 2:
+        return None
+    by_epochs = {r["epochs"]: r for r in curve}
+    out = []
+    for r in curve:
+        half = by_epochs.get(r["epochs"] / 2)
+        out.append({"epochs": r["epochs"], "variant": r["variant"], "top1": r["top1"], "top1_std": r.get("top1_std"),
+                    "seeds": r.get("seeds"), "train_top1": r.get("train_top1"),
+                    "gap": None if r.get("train_top1") is None else r["train_top1"] - r["top1"],
+                    "gain": None if half is None else r["top1"] - half["top1"], "train_s": r.get("train_s")})
+    columns = (Column("epochs", "epochs", "int"), Column("variant", "run"), Column("top1", "val top-1", "pct"),
+               Column("top1_std", "± std", "pct"), Column("seeds", "seeds", "int"),
+               Column("train_top1", "train top-1", "pct"), Column("gap", "train − val", "pct"),
+               Column("gain", "gain over half the epochs", "pct"), Column("train_s", "train time", "seconds"))
+    return Table("convergence", "Convergence of the baseline: top-1 against epochs", columns, tuple(out),
+                 (convergence_sentence(rows),))
+
+
+def convergence_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which epoch setting the rule 'doubling the epochs gains at most 3 points' picks, from the runs made."""
+    curve = baseline_curve(rows)
+    by_epochs = {r["epochs"]: r for r in curve}
+    gains = [(r["epochs"] / 2, r["epochs"], r["top1"] - by_epochs[r["epochs"] / 2]["top1"])
+             for r in curve if r["epochs"] / 2 in by_epochs]
+    if not gains:
+        return "No two baseline runs an epoch doubling apart: convergence cannot be judged yet."
+    steps = "; ".join(f"{a:g}→{b:g} epochs {g:+.1f}" for a, b, g in gains)
+    met = [a for a, _, g in gains if g <= CONVERGED_GAIN]
+    if met:
+        return (f"Doubling the baseline's epochs gains {steps} points of validation top-1: the smallest setting "
+                f"whose doubling gains ≤ {CONVERGED_GAIN:g} points is {min(met):g} epochs.")
+    longest = max(b for _, b, _ in gains)
+    return (f"Doubling the baseline's epochs gains {steps} points of validation top-1: no setting run so far "
+            f"meets the ≤ {CONVERGED_GAIN:g}-point rule; the converged setting is {longest:g} epochs or more "
+            f"({longest:g}→{2 * longest:g} not run).")
+
+
+def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None) -> dict[str, float]:
+    """variant → compute-only predicted speedup, from a `harness profile --suite` record at the runs' scale."""
+    for profile in profiles:
+        if profile.get("scale") == scale:
+            return {str(r["variant"]): float(r["predicted_speedup"]) for r in profile.get("runs", [])
+                    if r.get("predicted_speedup")}
+    return {}
+
+
+def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any] | None,
+                  profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None) -> Table | None:
+    """Every run against the suite's 1.0× baseline: accuracy difference with its 95% interval (±1.96 standard
+    errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
+    compute-only bound `harness profile` predicts for the same shapes."""
+    if baseline is None or baseline.get("top1") is None:
+        return None
+    bound = _profile_speedups(profiles, scale)
+    base_se = standard_error(baseline) or 0.0
+    out = []
+    for r in rows:
+        if r.get("status") != OK or r.get("top1") is None or r is baseline or r.get("variant") == baseline["variant"]:
+            continue
+        se = math.hypot(standard_error(r) or 0.0, base_se)
+        delta = r["top1"] - baseline["top1"]
+        keeps = "yes" if delta >= -1.96 * se else "no"
+        predicted = bound.get(str(r.get("variant")))
+        out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
+                    "top1": r["top1"], "delta": delta, "interval": 1.96 * se, "keeps": keeps,
+                    "speedup": r.get("speedup"), "bound": predicted,
+                    "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted})
+    columns = (Column("variant", "run"), Column("epochs_x", "epochs ×", "float"), Column("seeds", "seeds", "int"),
+               Column("top1", "top-1", "pct"), Column("delta", "Δ top-1 vs baseline", "pct"),
+               Column("interval", "± 95%", "pct"), Column("keeps", "keeps the baseline's accuracy"),
+               Column("speedup", "measured speedup", "ratio"), Column("bound", "compute-only bound", "ratio"),
+               Column("of_bound", "measured / bound", "share"))
+    notes = (f"Against {baseline['variant']} ({baseline['top1']:.1f}% top-1, {baseline.get('seeds') or 1} seed(s)). "
+             "A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of the "
+             "difference (over seeds where a run has several, else from its validation videos). Compute-only "
+             "bound: the speedup `harness profile` predicts from timed steps of the same shapes on random clips "
+             "(no data, no graph capture), on the GPU of the profile record.",)
+    return Table("verdict", "Verdict per run: accuracy kept, at what speedup", columns, tuple(out), notes)
+
+
+def _interpolate(curve: Sequence[Mapping[str, Any]], seconds: float) -> float | None:
+    """The baseline curve's top-1 at `seconds` of training (linear between its runs; None outside them)."""
+    pts = sorted((float(r["train_s"]), float(r["top1"])) for r in curve if r.get("train_s"))
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if x0 <= seconds <= x1:
+            return y0 + (y1 - y0) * (seconds - x0) / (x1 - x0)
+    return None
+
+
+def ordering_sentences(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Figure 3's claim tested per method: is each point above the baseline curve at the same training time?"""
+    curve = baseline_curve(rows)
+    if len(curve) < 2:
+        return []
+    methods: dict[str, list[str]] = {}
+    above = compared = 0
+    for r in rows:
+        if r.get("status") != OK or r.get("method") == "baseline" or not r.get("train_s") or r.get("top1") is None:
+            continue
+        at = _interpolate(curve, float(r["train_s"]))
+        if at is not None:
+            compared += 1
+            above += r["top1"] > at
+        where = ("outside the baseline runs' time range" if at is None else
+                 f"{r['top1'] - at:+.1f} points")
+        methods.setdefault(str(r["method"]), []).append(f"{r.get('epochs_x', 0):g}× {where}")
+    if not compared:
+        return []
+    holds = ("Figure 3's ordering holds: every" if above == compared else
+             f"Figure 3's ordering holds for {above} of {compared}" if above else "Figure 3's ordering fails: no")
+    lines = [f"{holds} point of the other methods that falls within the baseline runs' training times lies above "
+             f"the baseline curve (top-1 at the same measured training time):"]
+    return lines + [f"{method}: {'; '.join(points)}." for method, points in methods.items()]

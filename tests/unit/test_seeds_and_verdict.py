@@ -1,0 +1,155 @@
+"""Several seeds per run (mean ± std in the tables), the verdict (accuracy kept, convergence rule, Figure 3's
+ordering), runs spread over GPU slots, and one run recorded under two suites."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import reproduce as rep
+from harness.config import compose
+from harness.report.inputs import load_records, select_records
+from harness.report.tables import paper_table, runs_table
+from harness.report.verdict import convergence_sentence, ordering_sentences, standard_error, verdict_table
+from harness.results import record_path, reuse_record, same_run_elsewhere
+from tests.unit.test_report_tables import PAPER, SUITE, make_record
+
+
+def seeded(variant: str, seed: int, top1: float, train_s: float, **kw) -> dict:
+    record = make_record(variant, top1=top1, train_s=train_s, **kw)
+    record["spec"]["seed"] = seed
+    record["final"]["videos"] = 2000
+    return record
+
+
+def test_seeds_of_a_run_become_mean_and_std_and_speedup_divides_mean_times():
+    records = [seeded("baseline", s, top1, t, kind="baseline") for s, top1, t in
+               ((0, 90.0, 100.0), (1, 92.0, 110.0), (2, 94.0, 90.0))]
+    records += [seeded("multigrid", 0, 80.0, 40.0), seeded("multigrid", 1, 84.0, 60.0)]
+    records.append(seeded("multigrid", 1, 10.0, 1.0, date="2025-01-01T00:00:00+00:00"))  # an older seed-1 record
+    _, chosen, notes = select_records(SUITE, records)
+    base, mg = chosen["baseline"], chosen["multigrid"]
+    assert base["final"]["top1"] == pytest.approx(92.0) and base["seeds"]["top1_std"] == pytest.approx(2.0)
+    assert base["seeds"]["n"] == 3 and base["seeds"]["seeds"] == [0, 1, 2]
+    assert mg["seeds"]["n"] == 2 and mg["final"]["top1"] == pytest.approx(82.0)
+    assert any("older record of 'multigrid' (seed 1)" in n for n in notes)
+    row = next(r for r in paper_table("1a", SUITE, chosen, PAPER).rows if r.get("variant") == "multigrid")
+    assert row["speedup"] == pytest.approx(100.0 / 50.0)
+    assert row["seeds"] == 2 and row["top1_std"] == pytest.approx(2 ** 0.5 * 2)
+
+
+def test_one_seed_has_no_std_and_its_error_comes_from_the_validation_videos():
+    _, chosen, _ = select_records(SUITE, [seeded("baseline", 0, 50.0, 10.0, kind="baseline")])
+    row = runs_table(SUITE, chosen, PAPER).rows[0]
+    assert row["seeds"] == 1 and row["top1_std"] is None
+    assert standard_error(row) == pytest.approx(100 * (0.25 / 2000) ** 0.5)
+    assert standard_error({"top1": 80.0, "top1_std": 3.0, "seeds": 4}) == pytest.approx(1.5)
+
+
+def _runs(*points):
+    """Runs-table rows: (method, epochs, epochs_x, top1, train_s)."""
+    return [{"status": "ok", "kind": "baseline" if m == "baseline" else "multigrid", "method": m, "epochs": e,
+             "epochs_x": x, "variant": f"{m}_{x}", "top1": a, "train_s": t, "videos": 2000, "seeds": 1}
+            for m, e, x, a, t in points]
+
+
+def test_convergence_rule_picks_the_smallest_setting_whose_doubling_gains_at_most_3_points():
+    rows = _runs(("baseline", 10, 0.25, 40.0, 10), ("baseline", 20, 0.5, 70.0, 20), ("baseline", 40, 1.0, 80.0, 40),
+                 ("baseline", 80, 2.0, 82.5, 80))
+    assert "smallest setting whose doubling gains ≤ 3 points is 40 epochs" in convergence_sentence(rows)
+    rows[-1]["top1"] = 90.0
+    assert "80 epochs or more (80→160 not run)" in convergence_sentence(rows)
+
+
+def test_verdict_table_says_whether_a_run_keeps_the_baselines_accuracy():
+    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("mg", 60, 1.5, 79.0, 40), ("mg", 40, 1.0, 70.0, 25))
+    rows[1]["speedup"], rows[2]["speedup"] = 2.5, 4.0
+    profile = {"scale": "proxy", "runs": [{"variant": "mg_1.5", "predicted_speedup": 2.5}]}
+    table = verdict_table(rows, rows[0], [profile], "proxy")
+    kept, lost = table.rows
+    assert kept["keeps"] == "yes" and kept["of_bound"] == pytest.approx(1.0)  # −1 point is within ±2.5
+    assert lost["keeps"] == "no" and lost["bound"] is None
+
+
+def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_time():
+    rows = _runs(("baseline", 20, 0.5, 60.0, 50), ("baseline", 40, 1.0, 80.0, 100),
+                 ("long", 40, 1.0, 75.0, 60), ("long", 80, 2.0, 70.0, 90), ("long", 10, 0.25, 30.0, 10))
+    lines = ordering_sentences(rows)
+    assert lines[0].startswith("Figure 3's ordering holds for 1 of 2")
+    assert "1× +11.0 points" in lines[1] and "2× -6.0 points" in lines[1] and "outside" in lines[1]
+
+
+def test_records_in_folders_below_a_scale_are_kept_aside(tmp_path):
+    suite_dir = tmp_path / "s"
+    (suite_dir / "smoke" / "old_settings").mkdir(parents=True)
+    (suite_dir / "smoke" / "new.json").write_text(json.dumps(make_record("baseline", kind="baseline")))
+    (suite_dir / "smoke" / "old_settings" / "old.json").write_text(json.dumps(make_record("multigrid")))
+    records, _ = load_records(suite_dir)
+    assert [r["_source"] for r in records] == ["smoke/new.json"]
+
+
+def test_runs_take_free_gpu_slots_so_no_two_share_a_gpu(monkeypatch, tmp_path):
+    busy: dict[str, int] = {}
+    clash = []
+    lock = threading.Lock()
+
+    def fake_run_one(run, out_root, gpus, results, port):
+        key = ",".join(map(str, gpus))
+        with lock:
+            busy[key] = busy.get(key, 0) + 1
+            clash.append(busy[key] > 1)
+        time.sleep(0.2 if run.run.variant == "baseline_0.25x" else 0.02)  # one long run, several short ones
+        with lock:
+            busy[key] -= 1
+        return run.run.variant, 0, 0.0
+
+    monkeypatch.setattr(rep, "_run_one", fake_run_one)
+    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    failed = rep.reproduce("kinetics_main", "smoke", results=tmp_path / "res", gpus=2, report=False,
+                           only=["baseline_0.25x", "baseline_0.5x", "long_cycle_0.5x", "short_cycle_0.5x"],
+                           seeds=[0, 1])
+    assert failed == 0 and len(clash) == 8 and not any(clash)
+
+
+def test_gpu_indices_go_through_cuda_visible_devices(monkeypatch, tmp_path):
+    seen = {}
+
+    def fake_subprocess_run(cmd, env, stdout, stderr):
+        seen["gpus"] = env["CUDA_VISIBLE_DEVICES"]
+
+        class Done:
+            returncode = 0
+        return Done()
+
+    monkeypatch.setattr(rep.subprocess, "run", fake_subprocess_run)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    spec = compose(["recipe=k400_slowfast_r50_8x8", "num_gpus=1", "suite=s", "variant=v"])
+    run = rep.ResolvedRun(SUITE.runs[0], ("recipe=k400_slowfast_r50_8x8", "num_gpus=1"), spec)
+    rep._run_one(run, tmp_path, [1], tmp_path, 29500)
+    assert seen["gpus"] == "3"
+
+
+def test_the_same_run_under_another_suite_is_reused_not_retrained(tmp_path):
+    def spec_of(suite: str, variant: str, seed: int = 0):
+        return compose(["recipe=k400_slowfast_r50_8x8", "num_gpus=1", "scale=smoke", f"seed={seed}",
+                        "multigrid.long_cycle=false", "multigrid.short_cycle=false", f"suite={suite}",
+                        f"variant={variant}", f"output_dir=/tmp/{variant}"])
+    source_spec = spec_of("figure", "baseline_1.0x")
+    record = {**make_record("baseline_1.0x", kind="baseline"), "spec": source_spec.to_dict(), "suite": "figure"}
+    source = record_path(source_spec, tmp_path)
+    source.parent.mkdir(parents=True)
+    source.write_text(json.dumps(record))
+    table_spec = spec_of("table", "baseline")
+    assert same_run_elsewhere(table_spec, tmp_path) == source
+    assert same_run_elsewhere(spec_of("table", "baseline", seed=1), tmp_path) is None  # another seed: another run
+    written = reuse_record(source, table_spec, tmp_path)
+    copy = json.loads(Path(written).read_text())
+    assert written == record_path(table_spec, tmp_path)
+    assert (copy["suite"], copy["variant"], copy["spec"]["variant"]) == ("table", "baseline", "baseline")
+    assert copy["same_run_as"] == str(source.relative_to(tmp_path)) and copy["measured"] == record["measured"]
+
