@@ -62,25 +62,13 @@ def scaled_overrides(overrides: Sequence[str],
     return [*scale_overrides(compose(base), scale, root, cache), *overrides]
 
 
-def _prepare_once(scale) -> tuple[str | None, str | None]:
-    """reproduce.prepare_synthetic under a file lock: torchrun starts every rank at once, and only the first may
-    generate the data (the others then find it done)."""
-    import fcntl
-
-    from harness.reproduce import data_home, prepare_synthetic
-
-    data_home().mkdir(parents=True, exist_ok=True)
-    with open(data_home() / ".prepare.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return prepare_synthetic(scale)
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     from harness.config import compose
+    from harness.reproduce import prepare_synthetic  # under a file lock: torchrun starts every rank at once
     from harness.train.loop import TrainingDiverged, train
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    spec = compose(scaled_overrides(args.overrides, prepare=_prepare_once))
+    spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
     try:
         record = train(spec)
     except TrainingDiverged as err:

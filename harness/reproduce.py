@@ -63,10 +63,22 @@ def synthetic_paths(scale: Scale) -> tuple[str | None, str | None]:
 
 
 def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
-    """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache)."""
-    synth = scale.synthetic
-    if not synth:
+    """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache).
+
+    Under a file lock in the data folder: several processes may ask at once (the ranks of a torchrun job, runs
+    started side by side on the GPUs of one host), and only the first may build; the others find it done."""
+    if not scale.synthetic:
         return None, None
+    import fcntl
+
+    data_home().mkdir(parents=True, exist_ok=True)
+    with open(data_home() / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _prepare_synthetic(scale)
+
+
+def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
+    synth = scale.synthetic
     from harness.data.synth import make_synthetic_dataset
 
     settings = {k: v for k, v in synth.items() if k != "preset"}
