@@ -74,7 +74,7 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class MultigridSpec:
-    """Multigrid settings (spec sections 2-3). Defaults are the paper's."""
+    """Multigrid settings (paper §3: the long and short cycles of §3.2, BN and LR rules). Defaults are the paper's."""
 
     long_cycle: bool = True
     short_cycle: bool = True

@@ -1,7 +1,7 @@
 """Decoded-frame cache: decode every video of a small dataset once into uint8 frames on disk, serve clips by mmap.
 
 Why: multigrid trains on larger batches of smaller clips, so its loader must deliver several times the
-baseline's clips/s, and PyAV decoding of random windows caps a CPU process at a few clips/s (issue 4, item 7).
+baseline's clips/s, and PyAV decoding of random windows caps a CPU process at a few clips/s (results/data_bench/).
 For datasets that fit on local disk (the ``proxy`` synthetic preset: 10k videos × 64 frames × 128×170 ≈ 42 GB)
 decoding once and memory-mapping the frames removes that cap: a clip is then a gather of ``t`` frames from the
 page cache, and the only per-clip work left is grid resampling.

@@ -71,7 +71,7 @@ class Sampling:
     antialias: bool = False
 
 
-DATASET_SAMPLING = {  # reference test settings per dataset (spec section 4)
+DATASET_SAMPLING = {  # reference test settings per dataset (PySlowFast slowfast/datasets/{kinetics,ssv2,charades}.py)
     "ssv2": {"segment": True, "flip": False, "eval_clips": 1, "eval_crops": 1},
     "charades": {"eval_clips": 10, "eval_crops": 3},
 }

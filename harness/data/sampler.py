@@ -5,7 +5,8 @@ multiple of the world size (as torch's DistributedSampler does: repeating the fi
 strided share, and cuts it, in order, into the planned per-GPU batch sizes of the phase's short cycle, which
 restarts every epoch; an incomplete last batch is dropped. So an epoch has exactly the Plan's
 `iterations_per_epoch` batches, and every rank gets the same shape at the same global iteration without
-talking to the others. The reference crashes with one process and, since 2022, in its datasets (spec 5.2-5.3).
+talking to the others. The reference's sampler (PySlowFast slowfast/datasets/multigrid_helper.py) crashes with
+one process and, since 2022, in its datasets.
 
 Each batch is a list of :class:`ClipRequest` (the index plus that iteration's shape); the dataset applies it.
 """

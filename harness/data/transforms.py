@@ -1,4 +1,4 @@
-"""Grid resampling (spec section 3) and evaluation views (spec section 4), on uint8 frames.
+"""Grid resampling (paper §3) and evaluation views (the reference's test protocol), on uint8 frames.
 
 A clip is sampled on a grid: in time, `t` points `stride` frames apart inside a random window; in space, a
 random crop whose side, after scaling the short side to a random size in the jitter range, is `s` pixels.
@@ -49,7 +49,7 @@ def train_clip_times(duration: float, t: int, stride: int, fps: float, rng: np.r
 
 
 def eval_clip_times(duration: float, t: int, stride: int, fps: float, clips: int) -> list[list[float]]:
-    """`clips` windows uniformly spaced from the start to the end of the video (spec section 4)."""
+    """`clips` windows uniformly spaced from the start to the end of the video (as PySlowFast's test sampling)."""
     slack = max(0.0, duration - _span(t, stride, fps) - 1.0 / fps)
     starts = [slack / 2] if clips == 1 else [slack * k / (clips - 1) for k in range(clips)]
     return [[s + i * stride / fps for i in range(t)] for s in starts]

@@ -1,4 +1,4 @@
-"""BatchNorm whose statistics follow the multigrid Plan (spec section 3).
+"""BatchNorm whose statistics follow the multigrid Plan (paper §3; PySlowFast slowfast/models/batchnorm_helper.py).
 
 `MultigridBatchNorm3d` is an `nn.BatchNorm3d` (same parameters, buffers and state-dict
 keys, so checkpoints hold plain BN and load at any split count) with two training modes:

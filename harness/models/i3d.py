@@ -1,4 +1,4 @@
-"""I3D R50 and I3D-NL R50 (spec section 6), single pathway.
+"""I3D R50 and I3D-NL R50 (paper Tables 3-4; PySlowFast slowfast/models/video_model_builder.py), single pathway.
 
 conv1 temporal kernel 5; bottleneck temporal kernels 3,3,3 | 3,1,3,1 | 3,1,3,1,3,1 | 1,3,1;
 a temporal max-pool (kernel and stride 2) between res2 and res3. I3D-NL adds non-local

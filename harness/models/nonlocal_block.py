@@ -1,4 +1,4 @@
-"""Non-local block (Wang et al. 2018) as I3D-NL R50 uses it (spec section 6).
+"""Non-local block (Wang et al. 2018) as I3D-NL R50 uses it (PySlowFast slowfast/models/nonlocal_helper.py).
 
 Inner width half the block's width; θ, φ, g and the output are 1×1×1 convs. θ reads the
 block input at full resolution; the input is then max-pooled 1×2×2 and φ and g read the

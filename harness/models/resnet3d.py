@@ -1,4 +1,4 @@
-"""ResNet-3D building blocks shared by SlowFast and I3D (spec section 6).
+"""ResNet-3D building blocks shared by SlowFast and I3D (as in PySlowFast slowfast/models/resnet_helper.py).
 
 Bottleneck blocks follow ResNet v1.5 as the reference does: temporal kernel on the first
 1×1 conv, spatial stride on the 3×3 conv. Module names mirror torchvision's ResNet

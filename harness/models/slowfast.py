@@ -1,4 +1,4 @@
-"""SlowFast R50 (Feichtenhofer et al. 2019) as the paper trains it (spec section 6).
+"""SlowFast R50 (Feichtenhofer et al. 2019) as the paper trains it (PySlowFast slowfast/models/video_model_builder.py).
 
 Slow pathway: T/α frames picked by linspace(0, T−1, T/α) from the clip; fast pathway: all T
 frames at β = 1/8 of the width. Lateral connections after the stem and res2–res4: a (k×1×1)

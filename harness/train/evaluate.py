@@ -1,4 +1,5 @@
-"""Multi-view evaluation (spec section 4): top-1/top-5 for single-label data, mAP for multi-label."""
+"""Multi-view evaluation (the reference's test protocol, PySlowFast tools/test_net.py): top-1/top-5 for single-label
+data, mAP for multi-label."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The shared trainer: baseline and multigrid runs go through the same loop.
 
 Every iteration asks the Plan for its shape, per-GPU batch, LR and BN layout; a phase
-change rebuilds nothing (the reference rebuilds the model and reloads a checkpoint, spec 5.6).
+change rebuilds nothing (the reference rebuilds the model and reloads a checkpoint: PySlowFast tools/train_net.py).
 The loop reads top to bottom: set up, maybe resume, then for each batch: LR and BN layout
 from the Plan, forward, backward, step, measure, checkpoint; evaluate; write the record.
 """

@@ -83,7 +83,7 @@ def test_ssv2_json_and_webm(tmp_path, codec):
     assert [r.label for r in ann.records] == [0, 1] and ann.num_classes == 2
     spec = spec_from_dict(small_spec(name="ssv2", root=str(tmp_path), num_classes=2))
     ds = VideoClipDataset.from_spec(spec)
-    assert ds.sampling.segment and not ds.sampling.flip  # SSv2: segment sampling, no flip (spec section 4)
+    assert ds.sampling.segment and not ds.sampling.flip  # SSv2: segment sampling, no flip (PySlowFast ssv2.py)
     assert ds[_request(1, t=8)]["clip"].shape == (3, 8, 16, 16)
     ev = VideoClipDataset.from_spec(spec, "train", eval_clips=1, eval_crops=1)
     ev.train = False

@@ -1,4 +1,4 @@
-"""BN synchronised across 2 processes equals plain BN over their joint batch (spec section 3): CPU processes
+"""BN synchronised across 2 processes equals plain BN over their joint batch (paper §3): CPU processes
 over gloo (the portable path), and on a 2-GPU machine NCCL with the fused CUDA kernels, in fp32 and bf16."""
 
 import pytest

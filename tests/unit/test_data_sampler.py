@@ -48,7 +48,7 @@ def test_batches_follow_the_plan_iteration_by_iteration(kw):
     assert seen == plan.iterations
 
 
-def test_single_process_plan_works():  # the reference crashes with one GPU (spec 5.2)
+def test_single_process_plan_works():  # the reference crashes with one GPU (PySlowFast multigrid_helper.py)
     plan = plan_for(train_videos=30, num_gpus=1, batch=1)
     batches = epoch_batches(plan, 0, world=1)
     assert len(batches) == plan.phases[0].iterations_per_epoch > 0

@@ -1,4 +1,4 @@
-"""Grid resampling and evaluation views on uint8 frames (spec sections 3 and 4)."""
+"""Grid resampling and evaluation views on uint8 frames (paper §3; the reference's test views)."""
 
 from __future__ import annotations
 

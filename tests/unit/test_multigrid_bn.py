@@ -1,4 +1,4 @@
-"""Sub-batch BatchNorm against an independent implementation, and its contracts (spec section 3)."""
+"""Sub-batch BatchNorm against an independent implementation, and its contracts (paper §3)."""
 
 import pytest
 import torch
