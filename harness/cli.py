@@ -114,13 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="count the forward cost with fvcore on the recipe's model (default: the t·s² estimate)")
     plan.add_argument("overrides", nargs="*", help="key=value overrides, e.g. solver.max_epoch=120 recipe=k400_i3d_r50")
     plan.set_defaults(func=cmd_plan)
-    from harness import cli_models
+    from harness import cli_measure, cli_models
 
     cli_models.register(sub)
-    cli_models.register_profile(sub)
-    cli_models.register_throughput(sub)
-    cli_models.register_scaling(sub)
-    cli_models.register_bn_bench(sub)
+    cli_measure.register(sub)
     from harness import cli_data, cli_report, cli_suite, cli_train
 
     cli_train.register(sub)

@@ -93,8 +93,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from harness.data.bench import bench_loader, format_bench
     from harness.data.dataset import VideoClipDataset
+    from harness.measure.data_bench import bench_loader, format_bench
     from harness.schedule import build_plan
 
     spec = _compose(args.overrides)

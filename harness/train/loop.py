@@ -26,8 +26,8 @@ from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, c
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.io import require_writable_dir
+from harness.measure.step_bench import sync_device
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bench import sync_device
 from harness.models.check import planned_shapes, require_planned_frames
 from harness.models.flops import count_flops
 from harness.provenance import provenance

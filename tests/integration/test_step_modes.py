@@ -156,7 +156,7 @@ def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, mon
 
 
 def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
-    from harness.throughput import measure_throughput
+    from harness.measure.throughput import measure_throughput
 
     record = measure_throughput(("k400_i3d_r50",), (1,), ("plain", "eager", "cuda_graphs"), device="cpu",
                                 warmup=0, repeats=1)

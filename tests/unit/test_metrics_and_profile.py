@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import torch
 
-from harness.profile import iterations_by_shape, profile_plan, profile_summary
+from harness.measure.predict import iterations_by_shape, profile_plan, profile_summary
 from harness.schedule import build_plan
 from harness.train.evaluate import mean_average_precision, topk_accuracy
 

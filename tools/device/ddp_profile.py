@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from harness.measure.scaling import suite_specs
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.scaling import suite_specs
 from harness.train.distributed import cleanup, init_distributed
 from harness.train.step import EagerStep
 

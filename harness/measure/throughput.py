@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from harness.measure.step_bench import sync_device
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bench import sync_device
 from harness.models.flops import count_flops
 from harness.train.step import make_step
 

@@ -21,9 +21,9 @@ from functools import partial
 import torch
 from torch import nn
 
+from harness.measure.predict import iterations_by_layout
+from harness.measure.step_bench import median_ms
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bench import median_ms
-from harness.profile import iterations_by_layout
 from harness.schedule import baseline_spec, build_plan
 from harness.spec import RunSpec
 from harness.train.distributed import cleanup, data_parallel, init_distributed

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model
-from harness.models.bench import StepTime, time_training_step
 from harness.models.check import require_planned_frames
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.iterations import cycle_counts

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from harness.models.bench import median_ms
+from harness.measure.step_bench import median_ms
 from harness.models.bn import MultigridBatchNorm3d, sync_group
 
 

@@ -1,0 +1,212 @@
+"""`harness profile`, `harness throughput`, `harness scaling` and `harness bn-bench`: the measurement commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
+    """Write `record` to --out if given; with --json print it and return True (the caller then prints no table)."""
+    if args.out:
+        from pathlib import Path
+
+        from harness.io import write_json_atomic
+
+        write_json_atomic(Path(args.out), record)
+    if getattr(args, "json", False):
+        print(json.dumps(record))
+        return True
+    return False
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+
+    from tqdm import tqdm
+
+    from harness.config import compose
+    from harness.measure.predict import iterations_by_shape, profile_plan, profile_summary
+    from harness.provenance import provenance
+    from harness.schedule import baseline_spec, build_plan
+
+    if args.suite:
+        from harness.measure.predict import profile_suite
+
+        def bar(total: int, name: str):
+            return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
+
+        record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
+                                  repeats=args.repeats, step=args.step, progress_factory=bar),
+                  "provenance": provenance()}
+        if _save_or_print_json(record, args):
+            return 0
+        print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}  paper")
+        for row in record["runs"]:
+            paper = ", ".join(f"{p['table']}: {p['speedup']}x" for p in row["paper"])
+            print(f"{row['variant']:<24} {row['iterations']:>10,} {row['iteration_ratio']:>6.2f} "
+                  f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
+                  f"{row['predicted_speedup']:>7.2f}x  {paper}")
+        return 0
+    spec = compose(args.overrides)
+    n_shapes = len(set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(
+        baseline_spec(spec)))))
+    with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
+        profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
+                               progress=bar)
+    record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
+    if _save_or_print_json(record, args):
+        return 0
+    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
+          f"{'iters (mg)':>11} {'iters (base)':>12}")
+    for row in record["shapes"]:
+        print(f"{row['t']:>4} {row['s']:>4} {row['batch']:>6} {row['bn_splits']:>3} {row['median_ms']:>9.1f} "
+              f"{row['clips_per_s']:>9.1f} {row['peak_mem_gib']:>8.2f} {row['iterations']:>11,} "
+              f"{row['baseline_iterations']:>12,}")
+    print(f"predicted on {record['device']}: {record['kind']} {record['predicted_hours']:.2f} h vs baseline "
+          f"{record['baseline_predicted_hours']:.2f} h per GPU -> {record['predicted_speedup']:.2f}x speedup "
+          f"({record['iteration_ratio']:.2f}x fewer iterations)")
+    return 0
+
+
+def register_profile(sub: argparse._SubParsersAction) -> None:
+    profile = sub.add_parser("profile", help="time every planned shape and predict the multigrid speedup here",
+                             description="Measure the step time of each planned shape on random clips (no data) "
+                                         "and predict the run's and its baseline's wall-clock on this hardware.")
+    profile.add_argument("--suite", default=None, help="profile every run of this suite (one timing per shape)")
+    profile.add_argument("--scale", default="paper", help="with --suite: the scale (default paper)")
+    profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile"),
+                         help="run each step as the trainer does with train.step=STEP (default eager)")
+    profile.add_argument("--repeats", type=int, default=10)
+    profile.add_argument("--warmup", type=int, default=3)
+    profile.add_argument("--out", default=None, help="write the record (JSON) here")
+    profile.add_argument("--json", action="store_true")
+    profile.add_argument("overrides", nargs="*")
+    profile.set_defaults(func=cmd_profile)
+
+
+def cmd_throughput(args: argparse.Namespace) -> int:
+
+    from tqdm import tqdm
+
+    from harness.measure.throughput import measure_throughput
+    from harness.provenance import provenance
+
+    total = len(args.recipes) * len(args.batches) * len(args.modes)  # (GPU-only modes are skipped on a CPU)
+    with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
+        record = {**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
+                                       warmup=args.warmup, repeats=args.repeats, progress=bar),
+                  "provenance": provenance()}
+    if _save_or_print_json(record, args):
+        return 0
+    print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
+    if record["skipped"]:
+        print(f"skipped (they need a GPU): {', '.join(record['skipped'])}")
+    print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<16} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
+          f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
+    for r in record["rows"]:
+        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {r['mode']:<16} {r['ms_per_step']:>8.1f} "
+              f"{r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} {r['share_of_matmul']:>7.1%} "
+              f"{r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
+    return 0
+
+
+def register_throughput(sub: argparse._SubParsersAction) -> None:
+    from harness.measure.throughput import DEFAULT_RECIPES, MODES
+
+    p = sub.add_parser("throughput", help="trainer step clips/s at a recipe's baseline shape vs a plain loop",
+                       description="Time the trainer's training step (each train.step mode) and a plain PyTorch "
+                                   "loop on the same model and random clips at each recipe's baseline shape.")
+    p.add_argument("--recipes", nargs="+", default=list(DEFAULT_RECIPES), metavar="RECIPE")
+    p.add_argument("--batches", nargs="+", type=int, default=[8, 32], metavar="N", help="per-GPU batches")
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
+                   help=f"any of {', '.join(MODES)} (default all)")
+    p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--out", default=None, help="write the record (JSON) here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_throughput)
+
+
+def cmd_scaling(args: argparse.Namespace) -> int:
+
+    from harness.measure.scaling import measure_scaling
+    from harness.provenance import provenance
+
+    record = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
+                             step_mode=args.step)
+    if not record.pop("is_main"):
+        return 0
+    record["provenance"] = provenance()
+    _save_or_print_json(record, args)
+    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}, "
+          f"{record['step']} steps")
+    print(f"{'t':>3} {'s':>4} {'per-GPU':>7} {'global':>6} {'split':>5} {'sync':>4} {'ms':>7} {'clips/s':>8}")
+    for r in record["shapes"]:
+        print(f"{r['t']:>3} {r['s']:>4} {r['per_gpu_batch']:>7} {r['global_batch']:>6} {r['bn_splits']:>5} "
+              f"{r['bn_sync']:>4} {r['median_ms']:>7.1f} {r['clips_per_s']:>8.1f}")
+    for label, seconds in record["predicted_s"].items():
+        print(f"predicted {label}: {seconds:.1f} s of steps")
+    return 0
+
+
+def register_scaling(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scaling", help="DDP step time of every planned shape at the scale's global batch",
+                       description="Time every planned shape of a suite's runs (and their baselines) at the "
+                                   "scale's global batch split over this process group (run under torchrun for "
+                                   "several GPUs; alone for one). Compare the outputs of 1 and N processes.")
+    p.add_argument("--suite", default="kinetics_ablation")
+    p.add_argument("--scale", default="proxy")
+    p.add_argument("--variants", nargs="+", default=["multigrid"], metavar="VARIANT")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--step", choices=("eager", "cuda_graphs"), default="eager",
+                   help="the trainer's step mode to time (cuda_graphs: one graph per shape, DDP's and synchronised "
+                        "BN's collectives captured too; needs CUDA)")
+    p.add_argument("--out", default=None)
+    p.set_defaults(func=cmd_scaling)
+
+
+def cmd_bn_bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from harness.measure.bn_bench import bench_bn
+    from harness.train.distributed import cleanup, init_distributed
+
+    info = init_distributed("auto")
+    try:
+        shape = (args.batch, args.channels, args.frames, args.size, args.size)
+        rows = bench_bn(shape, args.splits, info.device, warmup=args.warmup, repeats=args.repeats)
+    finally:
+        cleanup(info)
+    if info.is_main:
+        device = torch.cuda.get_device_name(info.device) if info.device.type == "cuda" else "cpu"
+        print(f"one BN layer, forward + backward, {'×'.join(map(str, shape))} per process, {device} × "
+              f"{info.world_size}")
+        for r in rows:
+            print(f"  {r.mode:<36} {r.median_ms:8.3f} ms")
+    return 0
+
+
+def register_bn_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bn-bench", help="time one BN layer in each multigrid BN mode (run under torchrun for sync)",
+                       description="Forward + backward of one BN layer on an N×C×T×H×W activation: plain BN, "
+                                   "sub-batch BN (contiguous blocks and the reference's interleaved groups), and "
+                                   "under torchrun BN synchronised over the processes (and torch's SyncBatchNorm "
+                                   "on GPU).")
+    p.add_argument("--batch", type=int, default=8, help="clips per process (default 8)")
+    p.add_argument("--channels", type=int, default=64)
+    p.add_argument("--frames", type=int, default=8)
+    p.add_argument("--size", type=int, default=56)
+    p.add_argument("--splits", type=int, default=2, help="groups for sub-batch BN (default 2)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=20)
+    p.set_defaults(func=cmd_bn_bench)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    register_profile(sub)
+    register_throughput(sub)
+    register_scaling(sub)
+    register_bn_bench(sub)
