@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.step_bench import median_ms
 from harness.models.bn import MultigridBatchNorm3d, sync_group
 
@@ -49,13 +50,13 @@ def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.d
     if n % splits:
         raise ValueError(f"a batch of {n} clips cannot be split into {splits} groups")
     on_gpu = device.type == "cuda"
-    fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
+    bf16, fmt = use_bf16(device), memory_format_for(use_channels_last(device))
     x = torch.randn(shape, device=device).contiguous(memory_format=fmt).requires_grad_()
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
     rows = []
 
     def add(mode: str, layer: nn.Module) -> None:
-        rows.append(BNTime(mode, shape, _time(layer.to(device).train(), x, on_gpu, warmup, repeats)))
+        rows.append(BNTime(mode, shape, _time(layer.to(device).train(), x, bf16, warmup, repeats)))
 
     add("plain", nn.BatchNorm3d(c))
     if splits > 1:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.device import pick_device, use_bf16, use_channels_last
 from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model
 from harness.models.check import require_planned_frames
@@ -60,10 +61,9 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
                  channels_last: bool | None = None, step: str = "eager", warmup: int = 3, repeats: int = 10,
                  progress=None) -> Profile:
     """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock."""
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    on_gpu = dev.type == "cuda"
-    bf16 = on_gpu if bf16 is None else bf16
-    channels_last = on_gpu if channels_last is None else channels_last
+    dev = pick_device(device)
+    bf16 = use_bf16(dev) if bf16 is None else bf16
+    channels_last = use_channels_last(dev) if channels_last is None else channels_last
     plan, baseline = build_plan(spec), build_plan(baseline_spec(spec))
     require_planned_frames(plan)
     keys = set(iterations_by_shape(plan)) | set(iterations_by_shape(baseline))
@@ -135,8 +135,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
     """
     from harness.suite import load_scale, load_suite, paper_rows, resolve_suite
 
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    on_gpu = dev.type == "cuda"
+    dev = pick_device(device)
     suite = load_suite(suite_name)
     runs = [r for r in resolve_suite(suite, load_scale(scale_name), [], data_root="/nonexistent") if r.spec]
     plans = {r.run.variant: (build_plan(r.spec), build_plan(baseline_spec(r.spec))) for r in runs}
@@ -153,8 +152,8 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
         known = times.setdefault(model_key, {})
         todo = keys - set(known)
         bar = progress_factory(len(todo), model_key[0]) if progress_factory and todo else None
-        known.update(measure_shapes(spec, todo, device=dev, bf16=on_gpu, channels_last=on_gpu, warmup=warmup,
-                                    repeats=repeats, step=step, progress=bar))
+        known.update(measure_shapes(spec, todo, device=dev, bf16=use_bf16(dev), channels_last=use_channels_last(dev),
+                                    warmup=warmup, repeats=repeats, step=step, progress=bar))
         if bar is not None:
             bar.close()
     paper = {(row["table"], row["row"]): row for row in paper_rows()}

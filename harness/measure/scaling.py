@@ -21,6 +21,7 @@ from functools import partial
 import torch
 from torch import nn
 
+from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.predict import iterations_by_layout
 from harness.measure.step_bench import median_ms
 from harness.models import build_model, multigrid_bns, set_bn_layout
@@ -65,12 +66,12 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
                 for key, n in iterations_by_layout(plan).items():
                     counts.setdefault(key, {})[str(label)] = n
         on_gpu = info.device.type == "cuda"
-        fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
+        fmt = memory_format_for(use_channels_last(info.device))
         torch.manual_seed(0)
         model = build_model(first.model, first.data.num_classes).to(info.device, memory_format=fmt).train()
         net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
         optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
-        step = make_step(step_mode, net, optimizer, nn.functional.cross_entropy, on_gpu, info.device)
+        step = make_step(step_mode, net, optimizer, nn.functional.cross_entropy, use_bf16(info.device), info.device)
         bns = multigrid_bns(model)
         rows = []
         for key in sorted(counts):

@@ -10,7 +10,9 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from harness.device import memory_format_for, sync_device
 from harness.models.bn import multigrid_bns, set_bn_layout
+from harness.train.step import make_step
 
 
 @dataclass(frozen=True)
@@ -25,12 +27,6 @@ class StepTime:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def sync_device(device: torch.device) -> None:
-    """Wait for the device's queued work (a no-op on CPU): timings must end when the work does."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, repeats: int) -> float:
@@ -55,10 +51,8 @@ def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: in
                        step: str = "eager", warmup: int = 3, repeats: int = 10) -> StepTime:
     """Median time of forward + backward + SGD step on random clips of batch×3×t×s×s, run the way the
     trainer runs it with `train.step=<step>` (the first warm-up step captures or compiles)."""
-    from harness.train.step import make_step
-
     set_bn_layout(multigrid_bns(model), bn_splits, 1)
-    fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
+    fmt = memory_format_for(channels_last)
     clip = torch.randn(batch, 3, t, s, s, device=device).to(memory_format=fmt)
     labels = torch.randint(0, 2, (batch,), device=device)
     runner = make_step(step, model, optimizer, nn.functional.cross_entropy, bf16, device)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from harness.measure.step_bench import sync_device
+from harness.device import memory_format_for, pick_device, sync_device, use_bf16, use_channels_last
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.flops import count_flops
 from harness.train.step import make_step
@@ -112,9 +112,9 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready."""
     from harness.config import compose
 
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dev = pick_device(device)
     on_gpu = dev.type == "cuda"
-    bf16, fmt = on_gpu, (torch.channels_last_3d if on_gpu else torch.contiguous_format)
+    bf16, fmt = use_bf16(dev), memory_format_for(use_channels_last(dev))
     skipped = [] if on_gpu else [m for m in modes if m == "cuda_graphs"]  # CUDA graphs need a GPU
     modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)

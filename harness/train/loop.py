@@ -25,8 +25,8 @@ from harness.data.check import min_clip_frames
 from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
+from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
-from harness.measure.step_bench import sync_device
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.check import planned_shapes, require_planned_frames
 from harness.models.flops import count_flops
@@ -150,9 +150,9 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                         f"{info.world_size} are running. Set num_gpus={info.world_size} (and solver.batch_size "
                         f"to keep the per-GPU batch).")
     on_gpu = info.device.type == "cuda"
-    bf16 = spec.train.precision == "bf16" or (spec.train.precision == "auto" and on_gpu)
-    channels_last = spec.train.channels_last == "on" or (spec.train.channels_last == "auto" and on_gpu)
-    memory_format = torch.channels_last_3d if channels_last else torch.contiguous_format
+    bf16 = use_bf16(info.device, spec.train.precision)
+    channels_last = use_channels_last(info.device, spec.train.channels_last)
+    memory_format = memory_format_for(channels_last)
     autocast = (torch.autocast(info.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext())
 
     train_set, val_set = _datasets(spec, min_clip_frames(plan))

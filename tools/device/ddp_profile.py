@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from harness.device import memory_format_for, use_channels_last
 from harness.measure.scaling import suite_specs
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.train.distributed import cleanup, init_distributed
@@ -39,7 +40,7 @@ def main() -> None:
     sync = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     info = init_distributed("auto")
     on_gpu = info.device.type == "cuda"
-    fmt = torch.channels_last_3d if on_gpu else torch.contiguous_format
+    fmt = memory_format_for(use_channels_last(info.device))
     torch.manual_seed(0)
     spec = suite_specs("kinetics_ablation", "proxy", info.world_size, ["baseline"])[0]  # the proxy's model
     model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=fmt).train()
