@@ -79,13 +79,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _fvcore_clip_cost(plan):
     """Forward GFLOPs of one clip at every (t, s) the plan or its baseline uses, counted once each by fvcore."""
     from harness.models import build_model
-    from harness.models.check import planned_shapes, require_planned_frames
+    from harness.models.check import require_planned_frames
     from harness.models.flops import count_flops
     from harness.schedule import baseline_spec, build_plan
+    from harness.schedule.trained import planned_clip_sizes
 
     require_planned_frames(plan)
     model = build_model(plan.spec.model, plan.spec.data.num_classes)
-    shapes = set(planned_shapes(plan)) | set(planned_shapes(build_plan(baseline_spec(plan.spec))))
+    shapes = set(planned_clip_sizes(plan)) | set(planned_clip_sizes(build_plan(baseline_spec(plan.spec))))
     gflops = {(t, s): count_flops(model, t, s).gflops for t, s in sorted(shapes)}
     return lambda t, s: gflops[(t, s)]
 

@@ -25,9 +25,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.config import compose
-    from harness.measure.predict import iterations_by_shape, profile_plan, profile_summary
+    from harness.measure.predict import profile_plan, profile_summary
     from harness.provenance import provenance
     from harness.schedule import baseline_spec, build_plan
+    from harness.schedule.trained import iterations_by_shape
 
     if args.suite:
         from harness.measure.predict import profile_suite

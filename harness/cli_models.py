@@ -21,8 +21,9 @@ def cmd_models_check(args: argparse.Namespace) -> int:
 
     from harness.config import compose
     from harness.models import build_model
-    from harness.models.check import check_shapes, planned_shapes
+    from harness.models.check import check_shapes
     from harness.schedule import build_plan
+    from harness.schedule.trained import planned_clip_sizes
 
     overrides = [*args.overrides]
     if args.model.count(":") == 1:
@@ -32,7 +33,7 @@ def cmd_models_check(args: argparse.Namespace) -> int:
     spec = compose(overrides)
     plan = build_plan(spec)
     model = build_model(spec.model, spec.data.num_classes)
-    shapes = planned_shapes(plan)
+    shapes = planned_clip_sizes(plan)
     with tqdm(total=len(shapes), desc=f"checking {args.model}", unit="shape", disable=args.json) as bar:
         results = check_shapes(model, shapes, spec.data.num_classes, batch=args.batch, progress=bar)
     failed = [r for r in results if not r.ok]

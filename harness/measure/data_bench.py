@@ -21,21 +21,7 @@ from harness.data.decode import VideoReader
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
 from harness.schedule import Plan
-
-
-def planned_shapes(plan: Plan) -> list[dict[str, Any]]:
-    """Each distinct (t, s) the plan trains, with its largest per-GPU batch and sampling ranges."""
-    shapes: dict[tuple[int, int], dict[str, Any]] = {}
-    for p in plan.phases:
-        if p.epochs == 0:
-            continue
-        for c, b in zip(p.cycle, p.per_gpu_batches):
-            key = (c.t, c.s)
-            entry = shapes.setdefault(key, {"t": c.t, "s": c.s, "per_gpu_batch": b,
-                                            "stride_range": plan.stride_range(c.t),
-                                            "jitter_range": plan.jitter_range(c.s)})
-            entry["per_gpu_batch"] = max(entry["per_gpu_batch"], b)
-    return sorted(shapes.values(), key=lambda e: (e["t"] * e["s"] ** 2, e["t"]))
+from harness.schedule.trained import planned_loader_shapes
 
 
 def _requests(shape: dict[str, Any], n: int, size: int, seed: int) -> list[ClipRequest]:
@@ -156,7 +142,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for shape in planned_shapes(plan):
+        for shape in planned_loader_shapes(plan):
             rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached))
     finally:
         torch.set_num_threads(threads)

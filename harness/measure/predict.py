@@ -9,7 +9,6 @@ prediction of the compute, not of the input pipeline.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import torch
@@ -19,10 +18,8 @@ from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model
 from harness.models.check import require_planned_frames
 from harness.schedule import Plan, baseline_spec, build_plan
-from harness.schedule.iterations import cycle_counts
+from harness.schedule.trained import ShapeKey, iterations_by_shape
 from harness.spec import RunSpec
-
-ShapeKey = tuple[int, int, int, int]  # (t, s, per-GPU batch, BN splits)
 
 
 @dataclass(frozen=True)
@@ -37,24 +34,6 @@ class Profile:
     @property
     def speedup(self) -> float:
         return self.baseline_predicted_s / self.predicted_s
-
-
-def iterations_by_layout(plan: Plan) -> Counter[tuple[int, int, int, int, int]]:
-    """How many iterations the plan trains at each (t, s, per-GPU batch, BN splits, BN sync)."""
-    counts: Counter[tuple[int, int, int, int, int]] = Counter()
-    for phase in plan.phases:
-        per_cycle = cycle_counts(plan.samples_per_rank, phase.per_gpu_batches)
-        for shape, batch, n in zip(phase.cycle, phase.per_gpu_batches, per_cycle):
-            counts[(shape.t, shape.s, batch, phase.bn_splits, phase.bn_sync)] += n * phase.epochs
-    return counts
-
-
-def iterations_by_shape(plan: Plan) -> Counter[ShapeKey]:
-    """How many iterations the plan trains at each (t, s, per-GPU batch, BN splits): one GPU's view."""
-    counts: Counter[ShapeKey] = Counter()
-    for (t, s, batch, splits, _sync), n in iterations_by_layout(plan).items():
-        counts[(t, s, batch, splits)] += n
-    return counts
 
 
 def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None = None,

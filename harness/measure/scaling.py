@@ -22,10 +22,10 @@ import torch
 from torch import nn
 
 from harness.device import memory_format_for, use_bf16, use_channels_last
-from harness.measure.predict import iterations_by_layout
 from harness.measure.step_bench import median_ms
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.schedule import baseline_spec, build_plan
+from harness.schedule.trained import iterations_by_layout
 from harness.spec import RunSpec
 from harness.train.distributed import cleanup, data_parallel, init_distributed
 from harness.train.step import EagerStep, make_step, require_step_device

@@ -10,6 +10,7 @@ from torch import nn
 
 from harness.models.bn import multigrid_bns, set_bn_layout
 from harness.schedule import Plan
+from harness.schedule.trained import planned_clip_sizes
 
 
 @dataclass(frozen=True)
@@ -19,18 +20,6 @@ class ShapeCheck:
     ok: bool
     seconds: float
     error: str = ""
-
-
-def planned_shapes(plan: Plan) -> list[tuple[int, int]]:
-    """Every distinct (frames, pixels) the plan trains at, in order of first use."""
-    seen: list[tuple[int, int]] = []
-    for phase in plan.phases:
-        if phase.epochs == 0:
-            continue
-        for shape in phase.cycle:
-            if (shape.t, shape.s) not in seen:
-                seen.append((shape.t, shape.s))
-    return seen
 
 
 def check_shapes(model: nn.Module, shapes: list[tuple[int, int]], num_classes: int, batch: int = 2,
@@ -66,7 +55,7 @@ def require_planned_frames(plan: Plan) -> None:
     if spec.model.target:
         return  # a user model states no minimum: `harness models check` tells
     entry = get_entry(spec.model.name)
-    shortest = min(t for t, _ in planned_shapes(plan))
+    shortest = min(t for t, _ in planned_clip_sizes(plan))
     if shortest < entry.min_frames:
         raise SpecError(
             f"The plan trains at {shortest} frames but {entry.name} needs at least {entry.min_frames}. Raise "

@@ -28,12 +28,13 @@ from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.check import planned_shapes, require_planned_frames
+from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.provenance import provenance
 from harness.results import RECORD_VERSION, run_id, write_record
 from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
+from harness.schedule.trained import planned_clip_sizes
 from harness.spec import RunSpec, SpecError
 from harness.train import checkpoint as ckpt
 from harness.train.distributed import DistInfo, agree, cleanup, data_parallel, init_distributed
@@ -84,7 +85,7 @@ def _datasets(spec: RunSpec, min_frames: int) -> tuple[VideoClipDataset, VideoCl
 
 def _clip_gflops(model: nn.Module, plan: Plan) -> dict[tuple[int, int], float]:
     """fvcore forward GFLOPs of one clip at every planned (t, s), counted once per shape."""
-    return {(t, s): count_flops(model, t, s).gflops for t, s in planned_shapes(plan)}
+    return {(t, s): count_flops(model, t, s).gflops for t, s in planned_clip_sizes(plan)}
 
 
 def _checkpoint_payload(model: nn.Module, optimizer: torch.optim.Optimizer, state: TrainState, spec: RunSpec,
@@ -176,7 +177,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     resumed_from = state.iteration  # 0 for a fresh run
     net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
-                     shapes=len(planned_shapes(plan)))
+                     shapes=len(planned_clip_sizes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:
         x = normalize(clips.to(info.device, non_blocking=True))

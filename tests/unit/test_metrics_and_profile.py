@@ -7,8 +7,9 @@ import subprocess
 import pytest
 import torch
 
-from harness.measure.predict import iterations_by_shape, profile_plan, profile_summary
+from harness.measure.predict import profile_plan, profile_summary
 from harness.schedule import build_plan
+from harness.schedule.trained import iterations_by_shape
 from harness.train.evaluate import mean_average_precision, topk_accuracy
 
 from .helpers import spec
