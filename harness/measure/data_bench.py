@@ -1,7 +1,7 @@
 """`harness data bench`: loader throughput (clips/s) at every planned shape, split into decode, resample, workers.
 
 Multigrid's small shapes come in large batches of the same clips, so they need several times the baseline's
-decode throughput (spec 5.8). This measures, per planned (t, s): PyAV decoding of random strided windows
+decode throughput. This measures, per planned (t, s): PyAV decoding of random strided windows
 alone, grid resampling of already decoded frames alone, and the whole loader (DataLoader + the short-cycle
 sampler's requests) at several worker counts. Timings exclude a warm-up batch (timm `benchmark.py` style).
 Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache

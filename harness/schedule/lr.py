@@ -1,7 +1,7 @@
 """Learning rate at any (fractional) epoch of a Plan: warm-up, then step or cosine policy.
 
 The long-cycle batch multiplier (linear scaling rule) applies under both policies; the
-reference drops it under cosine (spec 5.4).
+reference drops it under cosine (PySlowFast slowfast/utils/lr_policy.py).
 """
 
 from __future__ import annotations

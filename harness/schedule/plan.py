@@ -1,4 +1,5 @@
-"""The Plan: phases of a baseline or multigrid run, derived from a RunSpec (spec section 2.3).
+"""The Plan: phases of a baseline or multigrid run, derived from a RunSpec (paper §3.2;
+PySlowFast slowfast/utils/multigrid.py).
 
 A phase is a span of epochs with one LR multiplier and one long-cycle base shape. The
 multigrid schedule's epoch boundaries reproduce the reference implementation's output to
@@ -91,12 +92,12 @@ class Plan:
         return live[-1]
 
     def stride_range(self, t: int) -> tuple[int, int]:
-        """Random temporal stride range for `t` frames: [r, r·(T0 // t)] (spec section 3)."""
+        """Random temporal stride range for `t` frames: [r, r·(T0 // t)] (paper §3)."""
         r, t0 = self.spec.data.sampling_rate, self.spec.data.num_frames
         return r, r * max(1, t0 // t)
 
     def jitter_range(self, s: int) -> tuple[int, int]:
-        """Random short-side range for crop `s`: [round(jitter_min·s/S0), jitter_max] (spec section 3)."""
+        """Random short-side range for crop `s`: [round(jitter_min·s/S0), jitter_max] (paper §3)."""
         lo, hi = self.spec.data.jitter
         return int(round(lo * s / self.spec.data.crop_size)), hi
 
@@ -107,7 +108,7 @@ def samples_per_rank(spec: RunSpec) -> int:
 
 
 def _bn_layout(spec: RunSpec, per_gpu_batch: int) -> tuple[int, int]:
-    """(sub-batch BN splits, BN sync devices) for a long-cycle per-GPU batch (spec section 3).
+    """(sub-batch BN splits, BN sync devices) for a long-cycle per-GPU batch (paper §3).
 
     The reference uses int(f) splits and int(1/f) devices; we additionally keep the split a
     divisor of the batch and the sync group a divisor of the GPU count, where the reference
@@ -162,7 +163,7 @@ def _fixed_shape_phases(spec: RunSpec, steps: list[int], max_epoch: int, base: S
 
 
 def _long_cycle_phases(spec: RunSpec) -> list[Phase]:
-    """The reference's long-cycle schedule (spec 2.3 steps 1-8), as LR-constant phases."""
+    """The reference's long-cycle schedule (PySlowFast's get_long_cycle_schedule), as LR-constant phases."""
     s = spec.solver
     steps = list(s.steps)
     if len(steps) < 2:
@@ -183,7 +184,7 @@ def _long_cycle_phases(spec: RunSpec) -> list[Phase]:
             raw.append((stage, ls, epochs))
     iter_saving = steps[-1] / unscaled_iters
     # Fine-tuning at the finest shape; the reference indexes its 3rd short shape here and crashes without
-    # a short cycle, so we take the base shape (spec 2.4).
+    # a short cycle, so we take the base shape (as PySlowFast's multigrid.py does).
     fine = shapes[-1]
     fine_epochs = (s.max_epoch - steps[-1]) / iter_saving * fine.avg_batch_mult
     raw.append((len(steps) - 1, fine, fine_epochs))
@@ -247,7 +248,7 @@ def build_plan(spec: RunSpec) -> Plan:
     base_phases, _, _ = _phases(baseline_spec(spec))
     baseline_iterations = sum(p.iterations for p in base_phases)
     # The reference keeps the warm-up in baseline epochs even when multigrid stretches the schedule
-    # (spec 5.5); we scale it with the schedule so it covers the same share of training.
+    # (PySlowFast slowfast/utils/multigrid.py); we scale it with the schedule so it covers the same share of training.
     warmup = spec.solver.warmup_epochs * max_epoch / spec.solver.max_epoch
     plan = Plan(spec, tuple(phases), max_epoch, warmup, baseline_iterations, kind, _iteration_starts(phases))
     if plan.iterations == 0:

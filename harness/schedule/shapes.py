@@ -1,4 +1,4 @@
-"""Mini-batch shapes of the long and short cycles (spec sections 2.1-2.3, 3).
+"""Mini-batch shapes of the long and short cycles (paper §3.2; PySlowFast slowfast/utils/multigrid.py).
 
 The arithmetic, including which values are rounded and when, follows the reference
 implementation exactly: the Plan's epochs depend on it.
@@ -49,7 +49,7 @@ def short_cycle_sizes(spec: RunSpec) -> list[float]:
     """Unrounded short-cycle spatial sizes S0·a used by the cycle, most reduced first.
 
     `multigrid.short_cycle_shapes` = n keeps the last n-1 factors (n=2: only S0/√2): Table 1b.
-    The sizes are relative to the default size S0, not to the long-cycle size (spec 2.2).
+    The sizes are relative to the default size S0, not to the long-cycle size (as in PySlowFast's multigrid.py).
     """
     m = spec.multigrid
     if not m.short_cycle or m.short_cycle_shapes <= 1:
@@ -95,7 +95,7 @@ def long_cycle_shapes(spec: RunSpec) -> list[LongShape]:
                 f"Long-cycle shape {i} {list((tf, sf))} of 'multigrid.long_cycle_factors' rounds to {base_t} frames × "
                 f"{base_s}px with data.num_frames={t0}, data.crop_size={s0}. Raise data.num_frames/data.crop_size "
                 f"or use larger factors.")
-        # Unrounded short sizes weight the epochs, exactly as the reference does (spec 2.3 step 2).
+        # Unrounded short sizes weight the epochs, exactly as the reference does (PySlowFast's get_long_cycle_schedule).
         unrounded = [(base_t, size) for size in short_cycle_sizes(spec)] + [(base_t, base_s)]
         mults = [eq1_batch_mult(t0, s0, t, s) for t, s in unrounded]
         base = Shape(mults[-1], base_t, base_s)

@@ -1,4 +1,4 @@
-"""The multigrid schedule equals the reference implementation's, to the epoch (spec 2.3)."""
+"""The multigrid schedule equals the reference implementation's, to the epoch (PySlowFast's multigrid.py)."""
 
 import pytest
 from hypothesis import given, settings
