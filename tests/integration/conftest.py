@@ -7,15 +7,20 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="session")
-def synth_root(tmp_path_factory) -> Path:
-    """Real H.264 synthetic videos (smoke preset, trimmed): 32 train / 8 val videos, 4 classes."""
+def tiny_synthetic(tmp_path_factory, name: str, videos: int, val_videos: int) -> Path:
+    """Real H.264 synthetic videos (smoke preset, trimmed): 4 classes, 16 frames at 48×64."""
     from harness.data.synth import make_synthetic_dataset
 
-    root = tmp_path_factory.mktemp("synth")
-    make_synthetic_dataset(root, "smoke", classes=4, videos=32, val_videos=8, frames=16, size=(48, 64),
-                           progress=False)
+    root = tmp_path_factory.mktemp(name)
+    make_synthetic_dataset(root, "smoke", classes=4, videos=videos, val_videos=val_videos, frames=16,
+                           size=(48, 64), progress=False)
     return root
+
+
+@pytest.fixture(scope="session")
+def synth_root(tmp_path_factory) -> Path:
+    """32 train / 8 val synthetic videos."""
+    return tiny_synthetic(tmp_path_factory, "synth", videos=32, val_videos=8)
 
 
 def smoke_overrides(root: Path, out: Path, *extra: str) -> list[str]:

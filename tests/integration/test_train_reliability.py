@@ -15,19 +15,14 @@ from harness.spec import SpecError
 from harness.train import checkpoint as ckpt
 from harness.train.loop import train
 
-from .conftest import smoke_overrides
+from .conftest import smoke_overrides, tiny_synthetic
 from .test_data_support import write_video
 
 
 @pytest.fixture(scope="module")
 def tiny_root(tmp_path_factory) -> Path:
     """8 train / 4 val synthetic videos of 16 frames: a baseline run of 8 iterations takes about a second."""
-    from harness.data.synth import make_synthetic_dataset
-
-    root = tmp_path_factory.mktemp("tiny")
-    make_synthetic_dataset(root, "smoke", classes=4, videos=8, val_videos=4, frames=16, size=(48, 64),
-                           progress=False)
-    return root
+    return tiny_synthetic(tmp_path_factory, "tiny", videos=8, val_videos=4)
 
 
 def tiny_overrides(root: Path, out: Path, *extra: str) -> list[str]:
