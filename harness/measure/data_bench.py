@@ -110,8 +110,8 @@ def environment() -> dict[str, Any]:
     from harness.provenance import provenance
 
     prov = provenance()
-    return {"hardware": prov["hardware"], "versions": prov["versions"], "git_commit": prov["commit"],
-            "date": prov["date"]}
+    return {"hardware": prov["hardware"], "versions": prov["versions"], "commit": prov["commit"],
+            "date": prov["date"]}  # the provenance keys of every other record (older loader records: git_commit)
 
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,

@@ -131,7 +131,7 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
                    f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
                    "data.num_classes=4", "data.train_videos=8") == 0
     record = json.loads(out.read_text())
-    assert {"hardware", "versions", "git_commit", "shapes"} <= record.keys()
+    assert {"hardware", "versions", "commit", "date", "shapes"} <= record.keys()
     shapes = {(r["t"], r["s"]) for r in record["shapes"]}
     assert (8, 32) in shapes and (2, 16) in shapes
     assert all(r["decode_clips_per_s"] > 0 and r["loader_clips_per_s"]["0"] > 0 for r in record["shapes"])
