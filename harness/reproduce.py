@@ -199,8 +199,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             print(line)
         return 0
     if todo:
-        if scale.synthetic and not any(o.startswith("data.root=") for o in overrides):
-            prepare_synthetic(scale)  # at the paths the runs were resolved with
+        suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
         n_gpus = gpus if gpus is not None else _local_gpus()
         per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)
         if n_gpus and per_run > n_gpus:

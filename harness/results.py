@@ -29,18 +29,25 @@ def results_root() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[1] / "results"
 
 
+def _hashed_settings(spec_dict: dict[str, Any], names: bool = True) -> str:
+    """The settings a run id hashes, as canonical JSON: the spec without output/logging settings (and without the
+    suite and variant names unless `names`)."""
+    d = json.loads(json.dumps(spec_dict))  # a deep copy
+    for key in (*NOT_IN_RUN_ID, *(() if names else ("suite", "variant"))):
+        d.pop(key, None)
+    d.get("data", {}).pop("cache", None)  # a frame cache serves the very frames decoding would
+    train = d.get("train", {})
+    for key in NOT_IN_RUN_ID_TRAIN:
+        train.pop(key, None)
+    for key, default in TRAIN_HASHED_WHEN_SET.items():
+        if train.get(key, default) == default:
+            train.pop(key, None)
+    return json.dumps(d, sort_keys=True)
+
+
 def run_id(spec: RunSpec) -> str:
     """A short hash of the resolved spec (without output/logging settings): same spec, same id."""
-    d = spec.to_dict()
-    for key in NOT_IN_RUN_ID:
-        d.pop(key, None)
-    d["data"].pop("cache", None)  # a frame cache serves the very frames decoding would
-    for key in NOT_IN_RUN_ID_TRAIN:
-        d["train"].pop(key, None)
-    for key, default in TRAIN_HASHED_WHEN_SET.items():
-        if d["train"].get(key) == default:
-            d["train"].pop(key)
-    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha1(_hashed_settings(spec.to_dict()).encode()).hexdigest()[:12]
 
 
 def record_path(spec: RunSpec, root: Path | None = None) -> Path:
@@ -58,32 +65,18 @@ def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, result
     return written
 
 
-def _experiment(spec_dict: dict[str, Any]) -> str:
-    """What a run computes, whatever suite or variant names it: the run id's content without those names."""
-    d = json.loads(json.dumps(spec_dict))
-    for key in (*NOT_IN_RUN_ID, "suite", "variant"):
-        d.pop(key, None)
-    d.get("data", {}).pop("cache", None)
-    for key in NOT_IN_RUN_ID_TRAIN:
-        d.get("train", {}).pop(key, None)
-    for key, default in TRAIN_HASHED_WHEN_SET.items():
-        if d.get("train", {}).get(key, default) == default:
-            d.get("train", {}).pop(key, None)
-    return json.dumps(d, sort_keys=True)
-
-
 def same_run_elsewhere(spec: RunSpec, root: Path | None = None) -> Path | None:
     """A complete record, under another suite or variant name, of exactly the run `spec` describes (e.g. Table
     1's baseline is Figure 3's 1.0× baseline), so that a suite need not train it again; None if there is none."""
     root = root or results_root()
-    want = _experiment(spec.to_dict())
+    want = _hashed_settings(spec.to_dict(), names=False)
     for path in sorted(root.glob(f"*/{spec.scale}/*.json")):
         try:
             record = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             continue
         if isinstance(record, dict) and record.get("status") == "complete" \
-                and isinstance(record.get("spec"), dict) and _experiment(record["spec"]) == want:
+                and isinstance(record.get("spec"), dict) and _hashed_settings(record["spec"], names=False) == want:
             return path
     return None
 

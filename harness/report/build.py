@@ -295,7 +295,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
         runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
         fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
         fig_convergence=_b64(figures.convergence_figure(verdict.baseline_curve(by_id["runs"].rows))),
-        ordering=verdict.ordering_sentences(by_id["runs"].rows), answer_lines=answer_lines,
+        answer_lines=answer_lines,
         fig_wait=_b64(figures.data_wait_figure(by_id["data_wait"].rows)), sampled=sampled,
         metric_label="mAP" if metric == "map" else "top-1", comparable=scale == "paper", versions=versions,
         fmt=fmt, cell_class=_cell_class, shown=shown)

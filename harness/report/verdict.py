@@ -98,7 +98,7 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
     base_se = standard_error(baseline) or 0.0
     out = []
     for r in rows:
-        if r.get("status") != OK or r.get("top1") is None or r is baseline or r.get("variant") == baseline["variant"]:
+        if r.get("status") != OK or r.get("top1") is None or r.get("variant") == baseline["variant"]:
             continue
         se = math.hypot(standard_error(r) or 0.0, base_se)
         delta = r["top1"] - baseline["top1"]
