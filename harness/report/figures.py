@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -177,8 +178,15 @@ def data_wait_figure(rows: Sequence[Mapping[str, Any]]) -> bytes | None:
     _margins(fig, width, height, left=left, top=0.15, bottom=0.5)
     sns.barplot(data=whole, x="share (%)", y="variant", order=runs, color="#a6c8e8", ax=ax, label="whole run")
     if not phases.empty:
-        sns.stripplot(data=phases, x="share (%)", y="variant", order=runs, color="#1d2330", size=4, jitter=0.15,
-                      ax=ax, label="one phase")
+        # seaborn jitters with numpy's global RNG: a fixed seed, the caller's state restored after, keeps the same
+        # records giving the same bytes.
+        saved = np.random.get_state()
+        np.random.seed(0)
+        try:
+            sns.stripplot(data=phases, x="share (%)", y="variant", order=runs, color="#1d2330", size=4, jitter=0.15,
+                          ax=ax, label="one phase")
+        finally:
+            np.random.set_state(saved)
     ax.set_xlim(0, 100)
     ax.set_xlabel("data wait (% of training wall-clock)")
     ax.set_ylabel("")

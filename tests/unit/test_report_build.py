@@ -170,3 +170,18 @@ def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_e
     assert [(r["mode"], r["gain"]) for r in table.rows] == [("eager", 1.0), ("cuda_graphs", 1.2)]
     assert table.rows[1]["setup_s"] == 0.4 and table.rows[0]["setup_s"] is None
     assert throughput_table([record], {"c"}) is None
+
+
+def test_data_wait_figure_is_the_same_bytes_every_time_and_leaves_numpys_rng_alone():
+    import numpy as np
+
+    from harness.report.figures import data_wait_figure
+
+    rows = [{"variant": "a", "phase": "all", "data_wait_share": 0.1}] + \
+        [{"variant": "a", "phase": str(i), "data_wait_share": 0.02 * i} for i in range(6)]
+    np.random.seed(5)
+    expected_next = np.random.rand()
+    np.random.seed(5)
+    first, second = data_wait_figure(rows), data_wait_figure(rows)
+    assert first == second  # seaborn's strip jitter would otherwise move the dots
+    assert np.random.rand() == expected_next
