@@ -9,6 +9,12 @@ trivial. Every class maps to itself under a horizontal flip (sideways/rotation/o
 video), so the Kinetics recipes' flip augmentation stays label-preserving; speed is random per video, not a
 class, because multigrid's random temporal stride changes apparent speed.
 
+With ``label_noise`` = p, a fraction p of the videos of both splits show another class than their label (drawn
+per video, the shown class uniform over the others), as Kinetics holds mislabelled and ambiguous clips. It puts the
+plateau at a known height: a model that reads every video right scores 1 − p top-1 on the validation set, so
+accuracy near convergence is not squeezed against 100%, and training top-1 above 1 − p measures memorisation.
+``noisy_labels.csv`` lists those videos (``path label shown_label``).
+
 Output (deterministic from the seed; each file written to a temporary name and renamed, so an interrupted run
 leaves no half-written file, and a re-run skips videos already present):
 ``{out}/train.csv`` and ``val.csv`` (``train/<class>/train_000123.mp4 <label>`` lines), ``classes.txt``,
@@ -53,6 +59,7 @@ class SynthConfig:
     noise: float = 6.0  # std of the per-frame Gaussian pixel noise
     crf: int = 23
     x264_preset: str = "veryfast"
+    label_noise: float = 0.0  # fraction of videos showing another class than their label (module docstring)
 
 
 PRESETS = {
@@ -80,6 +87,8 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
     for name in ("classes", "videos", "frames", "fps"):
         if getattr(cfg, name) < 1:
             raise SpecError(f"--{name} must be >= 1, got {getattr(cfg, name)}.")
+    if not 0.0 <= cfg.label_noise < 1.0 or (cfg.label_noise and cfg.classes < 2):
+        raise SpecError(f"--label-noise must be in [0, 1) (and needs >= 2 classes), got {cfg.label_noise}.")
     if cfg.val_videos < 0:
         raise SpecError(f"--val-videos must be >= 0, got {cfg.val_videos}.")
     if cfg.frames < 2:
@@ -287,13 +296,27 @@ def write_text(path: Path, text: str) -> None:
 SPLIT_IDS = {"train": 0, "val": 1}
 
 
+def shown_label(split: str, i: int, label: int, cfg: SynthConfig) -> int:
+    """The class video `i` of `split` shows: its label, or with probability `cfg.label_noise` another class.
+
+    Drawn from a stream of its own, so the noise neither changes the videos that keep their class nor depends on
+    the order videos are made in."""
+    if not cfg.label_noise:
+        return label
+    rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i, 1])
+    if rng.random() >= cfg.label_noise:
+        return label
+    return (label + 1 + int(rng.integers(cfg.classes - 1))) % cfg.classes
+
+
 def _job(args: tuple[str, str, int, int, SynthConfig]) -> str:
     out, split, i, label, cfg = args
     path = Path(out) / video_path(split, i, class_names(cfg.classes)[label])
     if not path.exists():
         rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i])  # per video: independent of order and skips
         path.parent.mkdir(parents=True, exist_ok=True)
-        encode_mp4(render_video(class_table(cfg.classes)[label], cfg, rng), path, cfg.fps, cfg.crf, cfg.x264_preset)
+        shown = class_table(cfg.classes)[shown_label(split, i, label, cfg)]
+        encode_mp4(render_video(shown, cfg, rng), path, cfg.fps, cfg.crf, cfg.x264_preset)
     return str(path)
 
 
@@ -302,20 +325,23 @@ def video_path(split: str, i: int, class_name: str) -> str:
 
 
 def _settings(cfg: SynthConfig) -> dict:
-    return {**asdict(cfg), "size": list(cfg.size), "format": 1}
+    settings = {**asdict(cfg), "size": list(cfg.size), "format": 1}
+    if not cfg.label_noise:  # datasets made before label noise existed keep their manifest
+        del settings["label_noise"]
+    return settings
 
 
 def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classes: int | None = None,
                            videos: int | None = None, val_videos: int | None = None, frames: int | None = None,
                            size: tuple[int, int] | None = None, fps: int | None = None, seed: int | None = None,
-                           workers: int = 1, progress: bool = True) -> SynthConfig:
+                           label_noise: float | None = None, workers: int = 1, progress: bool = True) -> SynthConfig:
     """Write a synthetic dataset to `out_dir` (see the module docstring); returns the settings used.
 
     Re-running with the same settings skips finished videos; different settings in the same folder are an
     error (the annotation files would not describe the videos).
     """
     cfg = preset_config(preset, classes=classes, videos=videos, val_videos=val_videos, frames=frames, size=size,
-                        fps=fps, seed=seed)
+                        fps=fps, seed=seed, label_noise=label_noise)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "synth.json"
@@ -344,4 +370,8 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
         lines = [f"{video_path(s, i, names[label])} {label}\n" for _, s, i, label, _ in jobs if s == split]
         write_text(out / f"{split}.csv", "".join(lines))
     write_text(out / "classes.txt", "".join(f"{n}\n" for n in names))
+    if cfg.label_noise:
+        noisy = [(video_path(s, i, names[label]), label, shown_label(s, i, label, cfg)) for _, s, i, label, _ in jobs]
+        write_text(out / "noisy_labels.csv", "".join(f"{p} {label} {shown}\n" for p, label, shown in noisy
+                                                      if shown != label))
     return cfg

@@ -136,3 +136,27 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
     assert (8, 32) in shapes and (2, 16) in shapes
     assert all(r["decode_clips_per_s"] > 0 and r["loader_clips_per_s"]["0"] > 0 for r in record["shapes"])
     assert "clips/s" in capsys.readouterr().out
+
+
+def test_label_noise_shows_other_classes_and_leaves_the_rest_unchanged(synth, tmp_path):
+    noisy = tmp_path / "noisy"
+    make_synthetic_dataset(noisy, "smoke", progress=False, label_noise=0.5, **TINY)
+    lines = [line.split() for line in (noisy / "noisy_labels.csv").read_text().splitlines()]
+    assert 0 < len(lines) < 12  # about half of the 8 + 4 videos
+    for path, label, shown in lines:
+        assert label != shown and path.split("/")[1] == class_names(4)[int(label)]
+    listed = {path for path, _, _ in lines}
+    ann = load_annotations("synthetic", noisy, "train")
+    assert [r.label for r in ann.records] == [r.label for r in load_annotations("synthetic", synth).records]
+    for record in ann.records:  # a video keeps its frames unless it is listed as showing another class
+        rel = record.path.relative_to(noisy)
+        same = record.path.read_bytes() == (synth / rel).read_bytes()
+        assert same != (str(rel) in listed)
+    assert json.loads((noisy / "synth.json").read_text())["label_noise"] == 0.5
+    assert "label_noise" not in json.loads((synth / "synth.json").read_text())
+    assert not (synth / "noisy_labels.csv").exists()
+    with pytest.raises(SpecError, match="label-noise"):
+        preset_config("smoke", label_noise=1.0)
+    assert harness("data", "synth", "--out", str(tmp_path / "cli"), "--quiet", "--classes", "2", "--videos", "2",
+                   "--val-videos", "2", "--frames", "4", "--size", "32x34", "--label-noise", "0.9") == 0
+    assert json.loads((tmp_path / "cli" / "synth.json").read_text())["label_noise"] == 0.9

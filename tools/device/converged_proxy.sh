@@ -3,7 +3,7 @@
 # (tools/device/converged_proxy.jobs), four at a time, within the call's time. Call it again to continue:
 # recorded runs are skipped, a run cut off resumes from its last epoch checkpoint (outputs/ stays on a warm
 # machine). First call: generates the proxy data, then profiles both suites' shapes (CUDA graphs) on the last GPU
-# before it takes jobs.
+# before it takes jobs (PROFILE=0 skips that where results/profile already holds the same GPU's profile).
 # Records come back in converged.tgz (results folder layout).
 source tools/device/_setup.sh "$1"
 budget=${2:-560}
@@ -12,7 +12,7 @@ cp -rn results/kinetics_main results/kinetics_ablation $res/ 2>/dev/null
 rm -rf $res/claims/*  # claims are per call: a run cut off by the last call is taken again
 ngpu=$(nvidia-smi -L | wc -l)
 profile() {  # the compute-only bound of both suites, on the last GPU before it trains (first call only)
-  [ -f $res/profile/kinetics_ablation.json ] && return
+  [ -f $res/profile/kinetics_ablation.json ] || [ "${PROFILE:-1}" = 0 ] && return
   for suite in kinetics_main kinetics_ablation; do
     CUDA_VISIBLE_DEVICES=$1 python3 -m harness profile --suite $suite --scale proxy --step cuda_graphs \
       --out $res/profile/$suite.json > $res/profile/$suite.log 2>&1
