@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuntimeError as err:
         # A DataError (a broken dataset: video after video unreadable) is the user's to fix, as a SpecError is. Its
         # module is loaded whenever one was raised; not imported here: torch is slow to import for `harness plan`.
-        data = sys.modules.get("harness.data.dataset")
+        data = sys.modules.get("harness.data.clip_dataset")
         if data is None or not isinstance(err, data.DataError):
             raise
         print(f"harness {args.command}: error: {err}", file=sys.stderr)

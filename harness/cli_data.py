@@ -72,7 +72,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from harness.data.cache import build_frame_cache
+    from harness.data.cache_build import build_frame_cache
 
     spec = _compose(args.overrides)
     s = build_frame_cache(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
@@ -94,7 +94,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from harness.data.dataset import VideoClipDataset
+    from harness.data.clip_dataset import VideoClipDataset
     from harness.measure.data_bench import bench_loader, format_bench
     from harness.schedule import build_plan
 

@@ -95,7 +95,7 @@ def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
 
 
 def _frame_cache(root: Path) -> Path:
-    from harness.data.cache import build_frame_cache  # the decoded-frame cache (loader throughput)
+    from harness.data.cache_build import build_frame_cache  # the decoded-frame cache (loader throughput)
 
     cache = root.with_name(root.name + "-frames")
     build_frame_cache(root, cache, workers=max(1, (os.cpu_count() or 1) - 1))

@@ -1,14 +1,14 @@
 """The data layer: synthetic video, dataset readers, PyAV decoding, grid resampling, the short-cycle sampler.
 
-Data flow (each arrow a plain value): annotation files ──datasets──▶ VideoRecords; Plan ──sampler──▶ lists of
+Data flow (each arrow a plain value): annotation files ──annotations──▶ VideoRecords; Plan ──sampler──▶ lists of
 ClipRequests (one planned shape per batch); ClipRequest + VideoRecord ──decode + transforms──▶ a uint8 clip
 C×T×s×s; ``collate_clips`` stacks a batch. See ``docs`` in each module.
 """
 
-from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
-from harness.data.datasets import DATASETS, Annotations, load_annotations
+from harness.data.annotation_records import AnnotationError, AnnotationProblem, VideoRecord
+from harness.data.annotations import DATASETS, Annotations, load_annotations
+from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.decode import VideoError, VideoInfo, VideoReader, scan_video
-from harness.data.records import AnnotationError, AnnotationProblem, VideoRecord
 from harness.data.sampler import ClipRequest, ShortCycleBatchSampler, check_train_videos, first_iteration_of_epoch
 
 __all__ = [

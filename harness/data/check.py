@@ -6,11 +6,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from harness.data.dataset import DATASET_SAMPLING
-from harness.data.datasets import load_annotations
+from harness.data.annotation_records import AnnotationError, MissingAnnotations
+from harness.data.annotations import load_annotations
+from harness.data.clip_dataset import DATASET_SAMPLING
 from harness.data.decode import VideoError, scan_video
 from harness.data.frames import FrameListRecord, scan_frames
-from harness.data.records import AnnotationError, MissingAnnotations
 from harness.schedule import Plan
 
 

@@ -13,7 +13,7 @@ a quoted comma-separated list of the classes active at that frame (Charades, pos
 are its rows in ``frame_id`` order, shown at a fixed rate (24 fps for Charades as PySlowFast extracts them, 12
 fps for SSv2, its videos' rate), so frame ``i`` is at ``i / fps`` seconds and the sampler, the transforms and
 ``harness data check`` treat a folder of frames like a video file. The layout rules (which folder, when frame
-lists are used instead of videos) are in :mod:`harness.data.datasets`.
+lists are used instead of videos) are in :mod:`harness.data.annotations`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
 
+from harness.data.annotation_records import Action, AnnotationProblem, VideoRecord, first_line, text_lines
 from harness.data.decode import VideoError, VideoInfo
-from harness.data.records import Action, AnnotationProblem, VideoRecord, first_line, text_lines
 
 FRAME_LIST_HEADERS = ("original_vido_id", "original_video_id")  # PySlowFast's spelling, and the corrected one
 FRAME_LIST_COLUMNS = "original_vido_id video_id frame_id path labels"

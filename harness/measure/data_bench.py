@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.dataset import VideoClipDataset, collate_clips
+from harness.data.clip_dataset import VideoClipDataset, collate_clips
 from harness.data.decode import VideoReader
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box

@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from harness.data.check import min_clip_frames
-from harness.data.dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
+from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last

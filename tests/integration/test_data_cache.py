@@ -15,9 +15,10 @@ from torchvision.transforms.v2 import functional as TF
 
 from harness import cli_data
 from harness.data import VideoReader, load_annotations
-from harness.data.cache import FrameCache, _build_chunk, _prepare_build, build_frame_cache
+from harness.data.cache_build import _build_chunk, _prepare_build, build_frame_cache
+from harness.data.cache_read import FrameCache
 from harness.data.check import check_dataset
-from harness.data.dataset import VideoClipDataset
+from harness.data.clip_dataset import VideoClipDataset
 from harness.data.sampler import ClipRequest
 from harness.spec import SpecError, spec_from_dict
 from tests.integration.test_data_support import small_spec, truncate, write_kinetics_list, write_video

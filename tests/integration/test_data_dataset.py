@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from harness.data import BadVideoLog, ShortCycleBatchSampler, VideoClipDataset, collate_clips, load_annotations
-from harness.data.dataset import DataError, Sampling, collate_eval
+from harness.data.clip_dataset import DataError, Sampling, collate_eval
 from harness.data.sampler import ClipRequest, first_iteration_of_epoch
 from harness.schedule import iteration
 from tests.integration.test_data_support import small_plan, truncate, write_kinetics_list, write_video

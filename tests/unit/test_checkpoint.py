@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from harness.config import compose
-from harness.data.dataset import BadVideoLog
+from harness.data.clip_dataset import BadVideoLog
 from harness.spec import SpecError
 from harness.train import checkpoint as ckpt
 from harness.train.loop import TrainState, _checkpoint_payload

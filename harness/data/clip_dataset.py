@@ -1,4 +1,4 @@
-"""The video dataset: a ClipRequest (index + planned shape) in, a uint8 clip of that shape out.
+"""The torch dataset of video clips: a ClipRequest (index + planned shape) in, a uint8 clip of that shape out.
 
 Training items are :class:`~harness.data.sampler.ClipRequest` s from the short-cycle batch sampler; all
 randomness of a clip (stride, window, scale, crop, flip) comes from the request's key, so results do not depend
@@ -6,7 +6,7 @@ on which worker loads it. An unusable video (missing, empty, not a video, trunca
 replaced by another one drawn from the same key (bounded retries); the failures travel with the sample, and
 :class:`BadVideoLog` in the main process counts them and logs each file once (worker processes cannot share a
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
-With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache`) instead of PyAV;
+With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache_read`) instead of PyAV;
 the clips are the same. Datasets stored as extracted frames (frame lists, :mod:`harness.data.frames`) read the
 JPEG frames a clip needs; ``HARNESS_DECODER=torchcodec`` decodes videos with torchcodec instead of PyAV.
 """
@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.cache import CachedVideoReader, FrameCache, open_frame_cache
-from harness.data.datasets import Annotations, load_annotations
+from harness.data.annotation_records import VideoRecord
+from harness.data.annotations import Annotations, load_annotations
+from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video
 from harness.data.frames import FrameListReader, FrameListRecord
-from harness.data.records import VideoRecord
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import (
     eval_clip_times,
@@ -48,7 +48,7 @@ class DataError(RuntimeError):
 
     def __str__(self) -> str:
         # Raised in a DataLoader worker, it comes back as DataError("Caught DataError in DataLoader worker ...
-        # Original Traceback ... harness.data.dataset.DataError: <message>"): the message is what a user needs.
+        # Original Traceback ... harness.data.clip_dataset.DataError: <message>"): the message is what a user needs.
         text = super().__str__()
         marker = f"{DataError.__module__}.{DataError.__qualname__}: "
         return text.rsplit(marker, 1)[-1].strip() if text.startswith("Caught ") and marker in text else text

@@ -1,26 +1,17 @@
-"""Decoded-frame cache: decode every video of a small dataset once into uint8 frames on disk, serve clips by mmap.
+"""Building a decoded-frame cache: decode every video of a small dataset once into uint8 frames on disk.
 
 Why: multigrid trains on larger batches of smaller clips, so its loader must deliver several times the
 baseline's clips/s, and PyAV decoding of random windows caps a CPU process at a few clips/s (results/data_bench/).
 For datasets that fit on local disk (the ``proxy`` synthetic preset: 10k videos × 64 frames × 128×170 ≈ 42 GB)
 decoding once and memory-mapping the frames removes that cap: a clip is then a gather of ``t`` frames from the
-page cache, and the only per-clip work left is grid resampling.
+page cache (:mod:`harness.data.cache_read`), and the only per-clip work left is grid resampling. The folder
+layout is in :mod:`harness.data.cache_format`.
 
-Layout of a cache folder (``harness data cache ... --out DIR``, used with ``data.cache=DIR``)::
-
-    index.json          format/version, the dataset (name, root, splits), short_side, shards, and per video
-                        (keyed by its path relative to data.root): shard, byte offset, stored frames and size,
-                        the container's fps/duration/frames (as VideoReader reports them), rotation, codec;
-                        unusable videos under "bad" with a VideoError kind and message
-    times.npy           float64 presentation time of every stored frame (seconds from the first frame)
-    frames-00000.u8 ... raw uint8 frames, T×H×W×3 RGB upright, one video after another
-
-Frames are stored exactly as :class:`~harness.data.decode.VideoReader` returns them (RGB, rotation applied), and
-:meth:`CachedVideoReader.frames_at` picks frames by the same rule (window, then nearest time), so a cache built
-without ``short_side`` serves bit-identical clips. With ``short_side`` frames are downscaled once (antialiased)
-so the short side is at most that; the crop geometry is relative to the short side (transforms.train_crop_box),
-so augmentation stays the same, but a short side below the jitter maximum (data.jitter[1]) upsamples the
-baseline's crops: keep ``short_side >= data.jitter[1]``.
+Frames are stored exactly as :class:`~harness.data.decode.VideoReader` returns them (RGB, rotation applied), so a
+cache built without ``short_side`` serves bit-identical clips. With ``short_side`` frames are downscaled once
+(antialiased) so the short side is at most that; the crop geometry is relative to the short side
+(transforms.train_crop_box), so augmentation stays the same, but a short side below the jitter maximum
+(data.jitter[1]) upsamples the baseline's crops: keep ``short_side >= data.jitter[1]``.
 
 Building is atomic and resumable: the cache is written into a sibling folder ``.NAME.building`` in chunks of
 videos (each chunk's files renamed into place, then a marker written), an interrupted build resumes from the
@@ -32,12 +23,10 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import logging
 import math
 import os
 import shutil
 import time
-import warnings
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -49,39 +38,13 @@ import torch
 from torchvision.transforms.v2 import functional as TF
 from tqdm import tqdm
 
-from harness.data.datasets import Annotations, load_annotations
-from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoInfo, VideoReader, _rotation_steps
-from harness.data.records import MissingAnnotations
+from harness.data.annotation_records import MissingAnnotations
+from harness.data.annotations import load_annotations
+from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
+from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoReader, _rotation_steps
 from harness.spec import SpecError
 
-log = logging.getLogger("harness.data")
 
-CACHE_FORMAT = "harness-frame-cache"
-CACHE_VERSION = 1
-INDEX = "index.json"
-TIMES = "times.npy"
-REBUILD_HINT = "rebuild it with 'harness data cache data.name=NAME data.root=DIR --out CACHE_DIR'"
-
-
-# ---------------------------------------------------------------- keys
-def cache_key(path: str | Path, root: str | Path) -> str:
-    """The index key of a video: its path relative to data.root (so a moved or copied dataset keeps its cache),
-    or the absolute path for a video outside the root."""
-    path, root = Path(path), Path(root).expanduser()
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path.resolve())
-
-
-def _source_size(path: Path) -> int | None:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return None
-
-
-# ---------------------------------------------------------------- building
 def _stored_size(h: int, w: int, short_side: int | None) -> tuple[int, int]:
     """(height, width) with the short side scaled down to `short_side`, aspect ratio kept; never upscales
     (the loader resizes every crop anyway, so larger frames would only cost disk)."""
@@ -170,10 +133,10 @@ def _build_chunk(job: tuple[str, int, list[tuple[str, str]], int | None]) -> dic
                 out.seek(offset)
                 out.truncate()
                 message = str(err).removeprefix(f"{err.kind}: ")
-                bad[key] = {"reason": err.kind, "message": message, "size": _source_size(Path(path))}
+                bad[key] = {"reason": err.kind, "message": message, "size": source_size(Path(path))}
                 continue
             entries[key] = {"shard": shard.name, "offset": offset, "times": len(times), **entry,
-                            "size": _source_size(Path(path))}
+                            "size": source_size(Path(path))}
             times += stamps
         nbytes = out.tell()
     os.replace(shard.with_name(shard.name + ".partial"), shard)
@@ -308,7 +271,7 @@ def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: S
     staging = out.with_name(f".{out.name}.building")
     settings = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "name": name, "short_side": short_side,
                 "chunk_videos": size, "videos": hashlib.sha256(json.dumps(
-                    [(k, p, _source_size(Path(p))) for k, p in videos]).encode()).hexdigest()}
+                    [(k, p, source_size(Path(p))) for k, p in videos]).encode()).hexdigest()}
     if staging.exists():
         try:
             same = json.loads((staging / "build.json").read_text(encoding="utf-8")) == settings
@@ -383,164 +346,3 @@ def _swap_in(staging: Path, out: Path) -> None:
     staging.rename(out)
     if old.exists():
         shutil.rmtree(old)
-
-
-# ---------------------------------------------------------------- reading
-class CachedVideoReader:
-    """A video served from a frame cache, with VideoReader's interface (`info`, `frames_at`, `frame_times`).
-
-    `info` has the container's fps, duration and frame count, exactly as VideoReader reports them (clip times
-    are computed from them), and the stored frames' upright height and width.
-    """
-
-    def __init__(self, frames: np.ndarray, times: np.ndarray, info: VideoInfo, views: bool = False):
-        self._frames, self._times, self.info, self.views = frames, times, info, views
-        self.path = Path(info.path)
-
-    def close(self) -> None:
-        """Nothing to release: the shard maps belong to the cache and serve every reader of the process."""
-
-    def __enter__(self) -> CachedVideoReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _window(self, start: float, end: float) -> np.ndarray:
-        """Indices of the frames VideoReader._decode(start, end) returns: in stream order, skip frames before
-        `start - tol`, stop at the first frame after `end + tol`."""
-        tol = 0.5 / self.info.fps
-        keep = self._times >= start - tol
-        over = np.flatnonzero(keep & (self._times > end + tol))
-        stop = over[0] if len(over) else len(self._times)
-        return np.flatnonzero(keep[:stop])
-
-    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
-        """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright.
-
-        A fresh tensor, unless the cache was opened with `views`: then a strided pick (every clip that does
-        not repeat the last frame) is a read-only view of the memory map, which saves a copy of the full frames
-        per clip; writing into it in place crashes the process.
-        """
-        if not len(times):
-            raise ValueError("frames_at needs at least one time")
-        window = self._window(max(0.0, min(times)), max(times))
-        if not len(window):  # asked past the end: VideoReader falls back to the whole video
-            window = self._window(0.0, float("inf"))
-        if not len(window):
-            raise VideoError("undecodable", f"no frame of {self.path} could be decoded")
-        stamps = self._times[window]
-        t = np.asarray(times, dtype=np.float64)
-        j = np.searchsorted(stamps, t, side="left")  # bisect_left, as VideoReader
-        before = stamps[np.maximum(j - 1, 0)]
-        after = stamps[np.minimum(j, len(stamps) - 1)]
-        earlier = (j == len(stamps)) | ((j > 0) & (t - before <= after - t))
-        picks = window[np.where(earlier, np.maximum(j - 1, 0), j)]
-        step = int(picks[1] - picks[0]) if len(picks) > 1 else 1
-        if self.views and step > 0 and np.array_equal(picks, picks[0] + step * np.arange(len(picks))):
-            with warnings.catch_warnings():  # read-only on purpose (see above): torch would warn once per process
-                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-                return torch.from_numpy(self._frames[picks[0]:picks[-1] + 1:step])
-        return torch.from_numpy(self._frames[picks])  # a gather: a fresh, writable copy
-
-    def frame_times(self, indices: Sequence[int]) -> list[float]:
-        """Times of frame indices at the video's average frame rate (as VideoReader.frame_times)."""
-        return [i / self.info.fps for i in indices]
-
-
-class FrameCache:
-    """An open frame cache (index in memory; shards memory-mapped lazily, once per process).
-
-    Pickles without its maps, so DataLoader workers (fork or spawn) map the shards themselves. `root` is the
-    data.root the annotation paths start with (default: the one it was built from); `views`: readers return
-    read-only views of the map where they can (see CachedVideoReader.frames_at).
-    """
-
-    def __init__(self, folder: str | Path, root: str | Path | None = None, *, views: bool = False):
-        self.folder, self.views = Path(folder).expanduser(), views
-        try:
-            index = json.loads((self.folder / INDEX).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise SpecError(f"'data.cache={folder}' holds no frame cache ({INDEX} missing); build one with "
-                            f"'harness data cache data.name=NAME data.root=DIR --out {folder}', or unset "
-                            f"data.cache.") from None
-        except (OSError, ValueError) as err:
-            raise SpecError(f"'data.cache={folder}': cannot read {INDEX} ({err}); {REBUILD_HINT}.") from None
-        if index.get("format") != CACHE_FORMAT or index.get("version") != CACHE_VERSION:
-            raise SpecError(f"'data.cache={folder}' is not a version-{CACHE_VERSION} frame cache; {REBUILD_HINT}.")
-        self.index = index
-        self.videos: dict[str, dict[str, Any]] = index["videos"]
-        self.bad: dict[str, dict[str, Any]] = index["bad"]
-        self.root = Path(root if root is not None else index["dataset"]["root"]).expanduser()
-        self._maps: dict[str, np.ndarray] = {}
-        self._times: np.ndarray | None = None
-
-    @property
-    def short_side(self) -> int | None:
-        return self.index["short_side"]
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_maps": {}, "_times": None}
-
-    def check(self, annotations: Annotations, name: str) -> None:
-        """Raise SpecError naming data.cache unless the cache holds every video of `annotations`, unchanged."""
-        built = self.index["dataset"]
-        where = f"'data.cache={self.folder}'"
-        if built["name"] != name:
-            raise SpecError(f"{where} was built for data.name={built['name']} (data.root={built['root']}), not "
-                            f"data.name={name}; {REBUILD_HINT}.")
-        missing, changed = [], []
-        for r in annotations.records:
-            key = cache_key(r.path, self.root)
-            entry = self.videos.get(key) or self.bad.get(key)
-            if entry is None:
-                missing.append(key)
-                continue
-            size = _source_size(Path(r.path))
-            if size is not None and size != entry["size"]:  # another dataset with the same file names
-                changed.append(key)
-        for problem, keys in (("does not hold", missing), ("holds other versions of", changed)):
-            if keys:
-                raise SpecError(f"{where} {problem} {len(keys)} of the {len(annotations)} videos data.name={name} "
-                                f"data.root={self.root} lists (first: {keys[0]}); it was built from data.root="
-                                f"{built['root']}. The cache does not match the dataset: {REBUILD_HINT}.")
-
-    def _shard(self, name: str) -> np.ndarray:
-        if name not in self._maps:
-            # Read-only, not copy-on-write: an in-place write into a view must fail loudly rather than silently
-            # change what this process reads for that video from then on.
-            self._maps[name] = np.memmap(self.folder / name, dtype=np.uint8, mode="r")
-        return self._maps[name]
-
-    def reader(self, path: str | Path) -> CachedVideoReader:
-        """The cached video of `path` (a path of the annotations); VideoError if it was unusable at build time."""
-        key = cache_key(path, self.root)
-        if key in self.bad:
-            raise VideoError(self.bad[key]["reason"], self.bad[key]["message"])
-        e = self.videos.get(key)
-        if e is None:
-            raise SpecError(f"'data.cache={self.folder}' does not hold {path}; {REBUILD_HINT}.")
-        if self._times is None:
-            self._times = np.load(self.folder / TIMES, mmap_mode="r")
-        n, h, w = e["stored_frames"], e["height"], e["width"]
-        frames = self._shard(e["shard"])[e["offset"]:e["offset"] + n * h * w * 3].reshape(n, h, w, 3)
-        times = np.asarray(self._times[e["times"]:e["times"] + n])
-        info = VideoInfo(str(path), w, h, e["fps"], e["duration"], e["frames"], e["rotation"], e["codec"],
-                         e["container"])
-        return CachedVideoReader(frames, times, info, self.views)
-
-
-def open_frame_cache(folder: str | Path, annotations: Annotations, name: str, root: str | Path,
-                     jitter_max: int | None = None) -> FrameCache:
-    """Open the cache at `folder` for dataset `name` at `root` and check it holds every annotated video.
-
-    Readers return views (no copy of the full frames per clip): the dataset only reads them (resize_crop
-    makes a new tensor), which is where the cache's speed comes from.
-    """
-    cache = FrameCache(folder, root, views=True)
-    cache.check(annotations, name)
-    if jitter_max is not None and cache.short_side is not None and cache.short_side < jitter_max:
-        log.warning("data.cache=%s stores frames with short side %d, below the jitter maximum %d: the largest "
-                    "crops are upsampled (rebuild with --short-side %d or more for full resolution)",
-                    folder, cache.short_side, jitter_max, jitter_max)
-    return cache

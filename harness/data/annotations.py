@@ -39,6 +39,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.data.annotation_records import (
+    Action,
+    AnnotationError,
+    AnnotationProblem,
+    MissingAnnotations,
+    VideoRecord,
+    first_line,
+    read_text,
+    text_lines,
+)
 from harness.data.frames import (
     CHARADES_FRAME_FPS,
     SSV2_FRAME_FPS,
@@ -49,16 +59,6 @@ from harness.data.frames import (
     is_frame_list,
     parse_frame_labels,
     read_frame_list,
-)
-from harness.data.records import (
-    Action,
-    AnnotationError,
-    AnnotationProblem,
-    MissingAnnotations,
-    VideoRecord,
-    first_line,
-    read_text,
-    text_lines,
 )
 from harness.spec import SpecError, did_you_mean
 
