@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +36,10 @@ from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
 from harness.spec import RunSpec, SpecError
 from harness.train import checkpoint as ckpt
-from harness.train.distributed import DistInfo, agree, cleanup, data_parallel, init_distributed
+from harness.train.distributed import DistInfo, cleanup, data_parallel, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
-from harness.train.step import make_step, require_step_device, resolve_step_mode
+from harness.train.step import NonFiniteLoss, make_step, require_step_device, resolve_step_mode, train_iteration
 
 log = logging.getLogger("harness.train")
 
@@ -205,21 +204,14 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                 set_bn_layout(bns, *layout)
                 if on_gpu:
                     torch.cuda.reset_peak_memory_stats(info.device)
-            for group in optimizer.param_groups:
-                group["lr"] = it.lr
             clips, labels = prepare(batch["clips"]), batch["labels"].to(info.device, non_blocking=True)
-            loss = step(clips, labels, (it.t, it.s, len(clips), *layout))
-            loss_value = loss.item()  # synchronises: the step below is timed to completion
-            finite, same_shape = agree(info, math.isfinite(loss_value), it.t, it.s, len(clips))
-            if not finite:
+            try:  # timed to completion: it ends with a device sync
+                loss_value = train_iteration(step, clips, labels, (it.t, it.s, len(clips), *layout), it.lr, info)
+            except NonFiniteLoss as err:
                 raise TrainingDiverged(
-                    f"Loss became {loss_value} at iteration {it.index} (epoch {it.epoch}, phase {it.phase}, "
+                    f"{err} at iteration {it.index} (epoch {it.epoch}, phase {it.phase}, "
                     f"{it.t}×{it.s}², LR {it.lr:.4g}). The last good checkpoint is kept in "
-                    f"{out / 'checkpoints'}; lower solver.base_lr or check the data.")
-            if not same_shape:
-                raise RuntimeError(f"ranks disagree on the shape of iteration {it.index}: this is a bug")
-            optimizer.step()
-            sync_device(info.device)
+                    f"{out / 'checkpoints'}; lower solver.base_lr or check the data.") from None
             compute_s = time.perf_counter() - data_start - data_s
             clips_all = len(clips) * info.world_size
             state.meter.add(it.phase, data_s, compute_s, clips_all, clips_all * gflops[(it.t, it.s)])

@@ -22,11 +22,15 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
 
 ``auto`` picks ``cuda_graphs`` for one process on a GPU and ``eager`` otherwise.
 Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
+
+`train_iteration` is the whole iteration around a step (LR, step, loss read and check, optimizer step, sync):
+the trainer and the step benchmarks in harness/measure/ run it, so the benchmarks time what the trainer runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,8 +38,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
 from harness.spec import STEP_MODES, SpecError
+from harness.train.distributed import DistInfo, agree
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
 
@@ -204,3 +210,40 @@ def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_
     if mode == "compile":
         return CompiledStep(net, optimizer, loss_fn, bf16, device, shapes)
     raise ValueError(f"train.step must be one of {STEP_MODES}, got {mode!r}")
+
+
+class NonFiniteLoss(RuntimeError):
+    """An iteration's loss was NaN or infinite on some rank; raised before the optimizer step applies it."""
+
+    def __init__(self, loss: float) -> None:
+        super().__init__(f"Loss became {loss}")
+        self.loss = loss
+
+
+def train_iteration(step: EagerStep, clips: torch.Tensor, labels: torch.Tensor, key: StepKey, lr: float,
+                    info: DistInfo | None = None) -> float:
+    """One training iteration exactly as the trainer runs it; return its loss.
+
+    The trainer and every step benchmark (`harness profile`, `throughput`, `scaling`) call this, so a benchmark
+    times what a run spends per iteration: the LR set on every parameter group, `step`'s forward + loss +
+    backward (eager, CUDA graph or compiled, under bf16 autocast if `step` was made so; `clips` already in the
+    run's memory format), the loss read (a host sync: it is checked for NaN), the ranks' agreement on the loss
+    and the shape (one small all-reduce under DDP; `info` None is one process), the optimizer step, and a device
+    sync so that timing the call times the work to completion. Raises NonFiniteLoss (before the optimizer step)
+    if any rank's loss is not finite.
+    """
+    for group in step.optimizer.param_groups:
+        group["lr"] = lr
+    loss = step(clips, labels, key).item()
+    t, s = key[0], key[1]
+    finite, same_shape = math.isfinite(loss), True
+    if info is not None:
+        finite, same_shape = agree(info, finite, t, s, len(clips))
+    if not finite:
+        raise NonFiniteLoss(loss)
+    if not same_shape:
+        raise RuntimeError(f"ranks disagree on the shape of an iteration (this rank: {len(clips)}×{t}×{s}²): "
+                           "this is a bug")
+    step.optimizer.step()
+    sync_device(step.device)
+    return loss
