@@ -8,7 +8,8 @@ Run it once per process count at the same recipe and global batch, e.g.
 Each process count re-plans the suite's multigrid and baseline runs for `num_gpus = world size` (the
 global batch is the scale's), so every shape runs at the per-GPU batch and BN layout (sub-batch
 splits, or BN synchronised across GPUs when a GPU holds fewer clips than the BN base size) that a
-real run at that size would use. Steps go through DDP and the trainer's eager step (or, with
+real run at that size would use. Each timed step is the trainer's iteration (train_iteration, with the
+ranks' per-iteration agreement all-reduce) through DDP and the trainer's eager step (or, with
 `--step cuda_graphs`, one CUDA graph per shape that captures DDP's and synchronised BN's collectives
 too) on random clips (no data loading); the median over ranks' synchronised step times is reported
 per shape.
@@ -28,15 +29,9 @@ from harness.schedule import baseline_spec, build_plan
 from harness.schedule.trained import iterations_by_layout
 from harness.spec import RunSpec
 from harness.train.distributed import cleanup, data_parallel, init_distributed
-from harness.train.step import EagerStep, make_step, require_step_device
+from harness.train.step import make_step, require_step_device, train_iteration
 
 Key = tuple[int, int, int, int, int]  # (t, s, per-GPU batch, BN splits, BN sync)
-
-
-def _train_step(step: EagerStep, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
-                key: Key) -> None:
-    step(clips, labels, key).item()  # the trainer reads every loss
-    optimizer.step()
 
 
 def suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
@@ -70,7 +65,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
         torch.manual_seed(0)
         model = build_model(first.model, first.data.num_classes).to(info.device, memory_format=fmt).train()
         net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
+        lr = 1e-6
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
         step = make_step(step_mode, net, optimizer, nn.functional.cross_entropy, use_bf16(info.device), info.device)
         bns = multigrid_bns(model)
         rows = []
@@ -79,8 +75,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             set_bn_layout(bns, splits, sync)
             clips = torch.randn(batch, 3, t, s, s, device=info.device).contiguous(memory_format=fmt)
             labels = torch.randint(0, first.data.num_classes, (batch,), device=info.device)
-            ms = median_ms(partial(_train_step, step, optimizer, clips, labels, key), info.device, warmup=warmup,
-                           repeats=repeats)
+            ms = median_ms(partial(train_iteration, step, clips, labels, key, lr, info), info.device,
+                           warmup=warmup, repeats=repeats)
             rows.append({"t": t, "s": s, "per_gpu_batch": batch, "global_batch": batch * info.world_size,
                          "bn_splits": splits, "bn_sync": sync, "median_ms": ms,
                          "clips_per_s": batch * info.world_size / ms * 1e3, "iterations": counts[key]})

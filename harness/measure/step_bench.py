@@ -1,4 +1,7 @@
-"""Training-step time of a model at each planned shape (timed honestly: synchronised, warm-up excluded)."""
+"""Training-step time of a model at each planned shape (timed honestly: synchronised, warm-up excluded).
+
+A timed step is the trainer's whole iteration (harness.train.step.train_iteration), not a forward + backward alone.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from torch import nn
 
 from harness.device import memory_format_for, sync_device
 from harness.models.bn import multigrid_bns, set_bn_layout
-from harness.train.step import make_step
+from harness.train.step import make_step, train_iteration
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,9 @@ def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, r
 def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: int, s: int, batch: int,
                        bn_splits: int, device: torch.device, *, bf16: bool, channels_last: bool,
                        step: str = "eager", warmup: int = 3, repeats: int = 10) -> StepTime:
-    """Median time of forward + backward + SGD step on random clips of batch×3×t×s×s, run the way the
-    trainer runs it with `train.step=<step>` (the first warm-up step captures or compiles)."""
+    """Median time of one training iteration on random clips of batch×3×t×s×s, run as the trainer runs it with
+    `train.step=<step>` (train_iteration: LR set, step, loss read, SGD step, sync; the first warm-up step captures
+    or compiles)."""
     set_bn_layout(multigrid_bns(model), bn_splits, 1)
     fmt = memory_format_for(channels_last)
     clip = torch.randn(batch, 3, t, s, s, device=device).to(memory_format=fmt)
@@ -60,10 +64,7 @@ def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: in
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
 
-    def one_step() -> None:
-        runner(clip, labels, key)
-        optimizer.step()
-
-    ms = median_ms(one_step, device, warmup=warmup, repeats=repeats)
+    lr = optimizer.param_groups[0]["lr"]  # set again every iteration, as the trainer sets its schedule's
+    ms = median_ms(lambda: train_iteration(runner, clip, labels, key, lr), device, warmup=warmup, repeats=repeats)
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
     return StepTime(t, s, batch, bn_splits, ms, batch / ms * 1e3, peak)

@@ -5,8 +5,9 @@ For each recipe and per-GPU batch, on one device, with the same model and the sa
 - ``plain``: the textbook PyTorch loop (zero_grad, autocast forward, loss, backward, SGD step) with no
   per-step synchronisation: the upper bound of an eager loop;
 - ``eager``, ``eager_autotuned`` (with cuDNN autotuning), ``cuda_graphs``, ``compile``: the trainer's
-  step (harness.train.step) as `train.step` runs it, including what the trainer does every iteration
-  besides (reading the loss, which synchronises: it is checked for NaN and the step is timed to completion).
+  iteration (harness.train.step.train_iteration, the function the trainer calls) with `train.step` set so,
+  including what the trainer does every iteration besides the step (setting the LR, reading the loss, which
+  synchronises: it is checked for NaN, and a device sync: the step is timed to completion).
 
 Each row also gives the achieved TFLOP/s (training ≈ 3× the fvcore forward FLOPs) and its share
 of a large bf16 matrix product measured on the same device: how far the step is from the GPU's
@@ -25,7 +26,7 @@ from torch import nn
 from harness.device import memory_format_for, pick_device, sync_device, use_bf16, use_channels_last
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.flops import count_flops
-from harness.train.step import make_step
+from harness.train.step import make_step, train_iteration
 
 MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile")
 # cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
@@ -71,6 +72,8 @@ def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> flo
 
 def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
                 bf16: bool, steps: int) -> None:
+    """The textbook loop, deliberately not train_iteration: no loss read, no per-step sync, so it bounds what any
+    eager loop can reach and shows what the trainer's per-iteration checks and timing cost."""
     autocast = torch.autocast(clips.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     for _ in range(steps):
         optimizer.zero_grad(set_to_none=True)
@@ -93,13 +96,11 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
         return (time.perf_counter() - start) / repeats * 1e3, 0.0
     runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
+    lr = optimizer.param_groups[0]["lr"]  # set again every iteration, as the trainer sets its schedule's
 
     def trainer_steps(n: int) -> None:
         for _ in range(n):
-            loss = runner(clips, labels, key)
-            loss.item()  # the trainer reads every loss (NaN check, log)
-            optimizer.step()
-            sync_device(device)  # and times every step to completion
+            train_iteration(runner, clips, labels, key, lr)
 
     trainer_steps(warmup)
     start = time.perf_counter()
@@ -155,5 +156,6 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     return {"device": torch.cuda.get_device_name(dev) if on_gpu else "cpu", "matmul_tflops": ceiling,
             "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats, "skipped": skipped,
             "rows": [r.to_dict() for r in rows],
-            "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's step "
-                     "incl. its per-step loss read and synchronisation; setup_s: capture/compile, not in ms"}
+            "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's iteration "
+                     "(train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
+                     "capture/compile, not in ms"}
