@@ -36,7 +36,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
     cfg = make_synthetic_dataset(args.out, args.preset, classes=args.classes, videos=args.videos,
                                  val_videos=args.val_videos, frames=args.frames, size=args.size, fps=args.fps,
-                                 seed=args.seed, label_noise=args.label_noise, workers=args.workers,
+                                 seed=args.seed, label_noise=args.label_noise, hidden=args.hidden,
+                                 workers=args.workers,
                                  progress=not args.quiet)
     print(f"wrote {cfg.videos} train + {cfg.val_videos} val videos of {cfg.classes} classes to {args.out}; "
           f"train with data.name=synthetic data.root={Path(args.out).resolve()} data.num_classes={cfg.classes} "
@@ -143,6 +144,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     synth.add_argument("--seed", type=int)
     synth.add_argument("--label-noise", type=float, help="fraction of videos (both splits) that show another class "
                        "than their label: caps validation top-1 at 1 - p (default 0)")
+    synth.add_argument("--hidden", type=float, help="fraction of videos (both splits) that never show their textured "
+                       "object: caps validation top-1 at 1 - q + q/classes (default 0)")
     synth.add_argument("--workers", type=int, default=1, help="processes rendering and encoding in parallel")
     synth.add_argument("--quiet", action="store_true", help="no progress bar")
     synth.set_defaults(func=cmd_synth)

@@ -15,8 +15,16 @@ plateau at a known height: a model that reads every video right scores 1 − p t
 accuracy near convergence is not squeezed against 100%, and training top-1 above 1 − p measures memorisation.
 ``noisy_labels.csv`` lists those videos (``path label shown_label``).
 
-Output (deterministic from the seed; each file written to a temporary name and renamed, so an interrupted run
-leaves no half-written file, and a re-run skips videos already present):
+With ``hidden`` = q, a fraction q of the videos of both splits never show their textured object (only the
+background and the distractors), as Kinetics holds clips whose action is off-screen or occluded. Unlike label
+noise these videos contradict no other video, so they do not slow the learning of the rest; they set the plateau
+at 1 − q + q/K top-1 for K classes (the hidden videos can only be guessed), and training top-1 above it measures
+memorisation. ``hidden_videos.csv`` lists them (``path label``). The other videos have the same frames as those of the
+same seed without hiding.
+
+Output (the rendered frames are deterministic from the seed, x264's bytes not always across processes; each
+file written to a temporary name and renamed, so an interrupted run leaves no half-written file, and a re-run
+skips videos already present):
 ``{out}/train.csv`` and ``val.csv`` (``train/<class>/train_000123.mp4 <label>`` lines), ``classes.txt``,
 ``synth.json`` (the settings), and the videos. Use it with ``data.name=synthetic data.root={out}``.
 """
@@ -60,6 +68,7 @@ class SynthConfig:
     crf: int = 23
     x264_preset: str = "veryfast"
     label_noise: float = 0.0  # fraction of videos showing another class than their label (module docstring)
+    hidden: float = 0.0  # fraction of videos whose textured object is never drawn (module docstring)
 
 
 PRESETS = {
@@ -89,6 +98,8 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
             raise SpecError(f"--{name} must be >= 1, got {getattr(cfg, name)}.")
     if not 0.0 <= cfg.label_noise < 1.0 or (cfg.label_noise and cfg.classes < 2):
         raise SpecError(f"--label-noise must be in [0, 1) (and needs >= 2 classes), got {cfg.label_noise}.")
+    if not 0.0 <= cfg.hidden < 1.0:
+        raise SpecError(f"--hidden must be in [0, 1), got {cfg.hidden}.")
     if cfg.val_videos < 0:
         raise SpecError(f"--val-videos must be >= 0, got {cfg.val_videos}.")
     if cfg.frames < 2:
@@ -246,8 +257,10 @@ def _draw(frame: np.ndarray, obj: _Object, t: float) -> None:
     frame[np.ix_(rows, cols)] = patch
 
 
-def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generator) -> np.ndarray:
-    """The frames (uint8 F×H×W×3) of one video of class (appearance, motion)."""
+def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generator,
+                 show_target: bool = True) -> np.ndarray:
+    """The frames (uint8 F×H×W×3) of one video of class (appearance, motion); without its textured object if
+    not `show_target` (the random draws stay the same, so everything else in the video is unchanged)."""
     h, w = cfg.size
     shape, texture, hue = appearance(cls[0])
     side = min(h, w)
@@ -260,7 +273,7 @@ def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generato
     for i in range(cfg.frames):
         t = i / cfg.fps
         frame = background.copy()
-        for obj in [*distractors, target]:  # the target on top: it is never hidden
+        for obj in [*distractors, target] if show_target else distractors:  # the target on top, never covered
             _draw(frame, obj, t)
         frame += rng.standard_normal(frame.shape, dtype=np.float32) * np.float32(cfg.noise)
         out[i] = np.clip(frame, 0, 255).astype(np.uint8)
@@ -309,6 +322,11 @@ def shown_label(split: str, i: int, label: int, cfg: SynthConfig) -> int:
     return (label + 1 + int(rng.integers(cfg.classes - 1))) % cfg.classes
 
 
+def is_hidden(split: str, i: int, cfg: SynthConfig) -> bool:
+    """Whether video `i` of `split` hides its textured object (probability `cfg.hidden`, a stream of its own)."""
+    return bool(cfg.hidden) and np.random.default_rng([cfg.seed, SPLIT_IDS[split], i, 2]).random() < cfg.hidden
+
+
 def _job(args: tuple[str, str, int, int, SynthConfig]) -> str:
     out, split, i, label, cfg = args
     path = Path(out) / video_path(split, i, class_names(cfg.classes)[label])
@@ -316,7 +334,8 @@ def _job(args: tuple[str, str, int, int, SynthConfig]) -> str:
         rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i])  # per video: independent of order and skips
         path.parent.mkdir(parents=True, exist_ok=True)
         shown = class_table(cfg.classes)[shown_label(split, i, label, cfg)]
-        encode_mp4(render_video(shown, cfg, rng), path, cfg.fps, cfg.crf, cfg.x264_preset)
+        frames = render_video(shown, cfg, rng, show_target=not is_hidden(split, i, cfg))
+        encode_mp4(frames, path, cfg.fps, cfg.crf, cfg.x264_preset)
     return str(path)
 
 
@@ -326,22 +345,24 @@ def video_path(split: str, i: int, class_name: str) -> str:
 
 def _settings(cfg: SynthConfig) -> dict:
     settings = {**asdict(cfg), "size": list(cfg.size), "format": 1}
-    if not cfg.label_noise:  # datasets made before label noise existed keep their manifest
-        del settings["label_noise"]
+    for name in ("label_noise", "hidden"):  # datasets made before these existed keep their manifest
+        if not settings[name]:
+            del settings[name]
     return settings
 
 
 def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classes: int | None = None,
                            videos: int | None = None, val_videos: int | None = None, frames: int | None = None,
                            size: tuple[int, int] | None = None, fps: int | None = None, seed: int | None = None,
-                           label_noise: float | None = None, workers: int = 1, progress: bool = True) -> SynthConfig:
+                           label_noise: float | None = None, hidden: float | None = None, workers: int = 1,
+                           progress: bool = True) -> SynthConfig:
     """Write a synthetic dataset to `out_dir` (see the module docstring); returns the settings used.
 
     Re-running with the same settings skips finished videos; different settings in the same folder are an
     error (the annotation files would not describe the videos).
     """
     cfg = preset_config(preset, classes=classes, videos=videos, val_videos=val_videos, frames=frames, size=size,
-                        fps=fps, seed=seed, label_noise=label_noise)
+                        fps=fps, seed=seed, label_noise=label_noise, hidden=hidden)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "synth.json"
@@ -374,4 +395,7 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
         noisy = [(video_path(s, i, names[label]), label, shown_label(s, i, label, cfg)) for _, s, i, label, _ in jobs]
         write_text(out / "noisy_labels.csv", "".join(f"{p} {label} {shown}\n" for p, label, shown in noisy
                                                       if shown != label))
+    if cfg.hidden:
+        write_text(out / "hidden_videos.csv", "".join(f"{video_path(s, i, names[label])} {label}\n"
+                                                      for _, s, i, label, _ in jobs if is_hidden(s, i, cfg)))
     return cfg
