@@ -32,15 +32,18 @@ def _workers(text: str) -> tuple[int, ...]:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from harness.data.synth import make_synthetic_dataset
+    from harness.data.synth import CHARADES_CLASSES, make_synthetic_dataset
 
     cfg = make_synthetic_dataset(args.out, args.preset, classes=args.classes, videos=args.videos,
                                  val_videos=args.val_videos, frames=args.frames, size=args.size, fps=args.fps,
                                  seed=args.seed, label_noise=args.label_noise, hidden=args.hidden,
-                                 workers=args.workers,
+                                 kind=args.kind, workers=args.workers,
                                  progress=not args.quiet)
+    # The data.name that reads this kind's layout; Charades' reader always has its 157 classes.
+    name = {"kinetics": "synthetic"}.get(cfg.kind, cfg.kind)
+    num_classes = CHARADES_CLASSES if cfg.kind == "charades" else cfg.classes
     print(f"wrote {cfg.videos} train + {cfg.val_videos} val videos of {cfg.classes} classes to {args.out}; "
-          f"train with data.name=synthetic data.root={Path(args.out).resolve()} data.num_classes={cfg.classes} "
+          f"train with data.name={name} data.root={Path(args.out).resolve()} data.num_classes={num_classes} "
           f"data.train_videos={cfg.videos}")
     return 0
 
@@ -129,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                  description=__doc__.split("\n")[0])
     sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
 
-    synth = sub.add_parser("synth", help="write synthetic videos (H.264 mp4) and Kinetics-style annotations",
+    synth = sub.add_parser("synth", help="write synthetic videos and Kinetics-, SSv2- or Charades-style annotations",
                            description="Classes need appearance and motion; deterministic from --seed; re-running "
                                        "skips finished videos. Flags override the preset.")
     synth.add_argument("--out", required=True, help="output folder (becomes data.root)")
@@ -146,6 +149,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        "than their label: caps validation top-1 at 1 - p (default 0)")
     synth.add_argument("--hidden", type=float, help="fraction of videos (both splits) that never show their textured "
                        "object: caps validation top-1 at 1 - q + q/classes (default 0)")
+    synth.add_argument("--kind", choices=("kinetics", "ssv2", "charades"),
+                       help="kinetics (default: appearance x motion classes, flip-invariant, path-label CSVs), ssv2 "
+                            "(motion and direction classes that a flip swaps, SSv2 JSONs and WebM), charades "
+                            "(several overlapping actions per longer video, Charades CSVs, mAP)")
     synth.add_argument("--workers", type=int, default=1, help="processes rendering and encoding in parallel")
     synth.add_argument("--quiet", action="store_true", help="no progress bar")
     synth.set_defaults(func=cmd_synth)

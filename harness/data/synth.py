@@ -1,4 +1,5 @@
-"""Synthetic video in the Kinetics layout: real H.264 mp4 files (PyAV) whose classes need appearance *and* motion.
+"""Synthetic video in the Kinetics layout: real H.264 mp4 files (PyAV) whose classes need appearance *and* motion
+(by default; SSv2-like and Charades-like kinds at the end).
 
 A class is an (appearance, motion) pair. Appearance = shape × texture × hue of the one large textured object;
 motion = how it moves (up, down, sideways, rotate, grow, shrink, rise, fall, orbit, bounce, blink, still). Both
@@ -27,10 +28,29 @@ file written to a temporary name and renamed, so an interrupted run leaves no ha
 skips videos already present):
 ``{out}/train.csv`` and ``val.csv`` (``train/<class>/train_000123.mp4 <label>`` lines), ``classes.txt``,
 ``synth.json`` (the settings), and the videos. Use it with ``data.name=synthetic data.root={out}``.
+
+Two other kinds (``kind``) keep the nature of the other datasets the paper trains on, in their annotation layouts
+(see :mod:`harness.data.annotations`):
+
+- ``ssv2`` (Something-Something v2: ``data.name=ssv2``): a class is a motion *and its direction* (from right to
+  left, from left to right, clockwise, anticlockwise, up, down, towards or away from the camera, ...), whatever
+  the object (shape and hue drawn per video, as SSv2's "something"). A horizontal flip turns a video of a
+  direction-sensitive class into one of its partner class (left ↔ right, clockwise ↔ anticlockwise), which is
+  why the SSv2 recipe trains without flipping; the partner class's videos are rendered as mirror images
+  (:func:`ssv2_mirror`). Writes ``something-something-v2-labels.json``, ``-train.json``, ``-validation.json``
+  and ``20bn-something-something-v2/{id}.webm`` (VP9, as SSv2's videos); ``label_noise`` and ``hidden`` work as
+  above, their lists naming videos by id.
+- ``charades`` (``data.name=charades``, ``data.num_classes=157``, scored by mAP): several actions per video,
+  overlapping in time, on videos ``CHARADES_LENGTH`` times longer than the preset's; an action is one object
+  of a class's appearance × motion, present from its start to its end. Writes ``Charades_v1_train.csv`` and
+  ``Charades_v1_test.csv`` (``id,...,actions,length`` rows, actions like ``c002 0.40 1.20;c000 0.00 0.90``),
+  ``Charades_v1_classes.txt`` and ``Charades_v1/{id}.mp4``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -43,6 +63,7 @@ import av
 import numpy as np
 from tqdm import tqdm
 
+from harness.data.annotations import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
 from harness.spec import SpecError, did_you_mean
 
 SHAPES = ("square", "disc", "triangle", "cross", "diamond", "ring")
@@ -50,6 +71,31 @@ TEXTURES = ("striped", "checkered", "dotted", "banded")
 HUES = ("red", "green", "blue")
 HUE_RGB = {"red": (220, 60, 50), "green": (60, 200, 70), "blue": (60, 90, 230)}
 MOTIONS = ("up", "down", "sideways", "rotate", "grow", "shrink", "rise", "fall", "orbit", "bounce", "blink", "still")
+KINDS = ("kinetics", "ssv2", "charades")
+
+# SSv2-like classes: (name, template as in SSv2's labels, the motion drawn). Mirrored partners follow their class
+# (left before right, ...), so the first few classes of any count include direction-sensitive pairs.
+SSV2_CLASSES = (
+    ("left", "Moving [something] from right to left", "left"),
+    ("right", "Moving [something] from left to right", "left"),
+    ("clockwise", "Turning [something] clockwise", "clockwise"),
+    ("anticlockwise", "Turning [something] anticlockwise", "clockwise"),
+    ("up", "Moving [something] up", "up"),
+    ("down", "Moving [something] down", "down"),
+    ("towards", "Moving [something] closer to the camera", "grow"),
+    ("away", "Moving [something] away from the camera", "shrink"),
+    ("up_left", "Lifting [something] up to the left", "up_left"),
+    ("up_right", "Lifting [something] up to the right", "up_left"),
+    ("down_left", "Dropping [something] down to the left", "down_left"),
+    ("down_right", "Dropping [something] down to the right", "down_left"),
+    ("circle_clockwise", "Moving [something] in a circle clockwise", "circle_clockwise"),
+    ("circle_anticlockwise", "Moving [something] in a circle anticlockwise", "circle_clockwise"),
+)
+# Mirror images: a video of the key's class is the horizontal flip of one of the value's class.
+SSV2_MIRRORED = {"right": "left", "anticlockwise": "clockwise", "up_right": "up_left", "down_right": "down_left",
+                 "circle_anticlockwise": "circle_clockwise"}
+CHARADES_LENGTH = 3  # Charades videos (~30 s) are about three times as long as Kinetics clips (10 s)
+CHARADES_MAX_ACTIONS = 3  # actions per video: 1 to 3
 
 
 @dataclass(frozen=True)
@@ -69,6 +115,7 @@ class SynthConfig:
     x264_preset: str = "veryfast"
     label_noise: float = 0.0  # fraction of videos showing another class than their label (module docstring)
     hidden: float = 0.0  # fraction of videos whose textured object is never drawn (module docstring)
+    kind: str = "kinetics"  # which dataset's nature and annotation layout: kinetics, ssv2, charades (docstring)
 
 
 PRESETS = {
@@ -88,6 +135,10 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
         raise SpecError(f"Unknown synthetic preset '{preset}'.{did_you_mean(preset, PRESETS)} "
                         f"Use one of {', '.join(PRESETS)}.")
     cfg = replace(PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None})
+    if cfg.kind not in KINDS:
+        raise SpecError(f"--kind {cfg.kind}: unknown.{did_you_mean(cfg.kind, KINDS)} Use one of {', '.join(KINDS)}.")
+    if cfg.kind == "charades" and overrides.get("frames") is None:  # longer videos unless the length is given
+        cfg = replace(cfg, frames=cfg.frames * CHARADES_LENGTH)
     if cfg.size and isinstance(cfg.size, list):
         cfg = replace(cfg, size=tuple(cfg.size))
     h, w = cfg.size
@@ -104,15 +155,20 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
         raise SpecError(f"--val-videos must be >= 0, got {cfg.val_videos}.")
     if cfg.frames < 2:
         raise SpecError("--frames must be >= 2: a class is defined by motion.")
-    if cfg.classes > max_classes():
-        raise SpecError(f"--classes {cfg.classes} is more than the {max_classes()} distinct appearance × motion "
-                        f"classes the generator can draw.")
+    if cfg.classes > max_classes(cfg.kind):
+        raise SpecError(f"--classes {cfg.classes} is more than the {max_classes(cfg.kind)} distinct classes the "
+                        f"generator can draw for --kind {cfg.kind}.")
+    if cfg.kind == "charades" and (cfg.label_noise or cfg.hidden):
+        raise SpecError("--label-noise and --hidden are for single-label kinds (kinetics, ssv2), not charades.")
     return cfg
 
 
 # ---------------------------------------------------------------- classes
-def max_classes() -> int:
-    return len(SHAPES) * len(TEXTURES) * len(HUES) * len(MOTIONS)
+def max_classes(kind: str = "kinetics") -> int:
+    if kind == "ssv2":
+        return len(SSV2_CLASSES)
+    kinetics = len(SHAPES) * len(TEXTURES) * len(HUES) * len(MOTIONS)
+    return min(kinetics, CHARADES_CLASSES) if kind == "charades" else kinetics
 
 
 def class_table(classes: int) -> list[tuple[int, int]]:
@@ -128,8 +184,22 @@ def appearance(a: int) -> tuple[str, str, str]:
         HUES[(a // (len(SHAPES) * len(TEXTURES))) % len(HUES)]
 
 
-def class_names(classes: int) -> list[str]:
+def class_names(classes: int, kind: str = "kinetics") -> list[str]:
+    if kind == "ssv2":
+        return [name for name, _, _ in SSV2_CLASSES[:classes]]
     return ["_".join((*appearance(a), MOTIONS[m])) for a, m in class_table(classes)]
+
+
+def ssv2_template(label: int) -> str:
+    """The SSv2 template of class `label` (its class name in the labels JSON is the template without brackets)."""
+    return SSV2_CLASSES[label][1]
+
+
+def ssv2_mirror(label: int) -> int:
+    """The class a horizontal flip turns SSv2-like class `label` into (itself for up, down, towards, away)."""
+    names = [name for name, _, _ in SSV2_CLASSES]
+    partners = {**SSV2_MIRRORED, **{v: k for k, v in SSV2_MIRRORED.items()}}
+    return names.index(partners.get(names[label], names[label]))
 
 
 # ---------------------------------------------------------------- rendering
@@ -206,6 +276,18 @@ def _trajectory(motion: str, h: int, w: int, rng: np.random.Generator) -> Callab
             vis = (phase + 2.5 * t) % 1.0 < 0.5
         elif motion == "still":
             x, y = x + 0.5 * math.sin(7 * t), y + 0.5 * math.cos(5 * t)
+        # Directed motions (SSv2-like classes; their mirror images are the partner classes). With y pointing
+        # down, a growing angle turns the object clockwise on screen and (cos, sin) circles clockwise.
+        elif motion == "left":
+            x -= v * t
+        elif motion == "clockwise":
+            ang += abs(omega) * t
+        elif motion == "up_left":
+            x, y = x - d * t, y - d * t
+        elif motion == "down_left":
+            x, y = x - d * t, y + d * t
+        elif motion == "circle_clockwise":
+            x, y = x + 0.22 * side * math.cos(abs(omega) * t), y + 0.22 * side * math.sin(abs(omega) * t)
         return x, y, ang, sc, vis
 
     return at
@@ -257,15 +339,61 @@ def _draw(frame: np.ndarray, obj: _Object, t: float) -> None:
     frame[np.ix_(rows, cols)] = patch
 
 
+def _actor(shape: str, texture: str, hue: str, motion: str, cfg: SynthConfig, rng: np.random.Generator,
+           radius: tuple[float, float] = (0.17, 0.22)) -> _Object:
+    """A textured object doing `motion`, its colour, size and path drawn from `rng` (radius: share of the side)."""
+    h, w = cfg.size
+    color = np.clip(np.array(HUE_RGB[hue], np.float32) * rng.uniform(0.85, 1.15), 0, 255)
+    return _Object(shape, texture, color, rng.uniform(*radius) * min(h, w), _trajectory(motion, h, w, rng))
+
+
 def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generator,
                  show_target: bool = True) -> np.ndarray:
     """The frames (uint8 F×H×W×3) of one video of class (appearance, motion); without its textured object if
     not `show_target` (the random draws stay the same, so everything else in the video is unchanged)."""
+    target = _actor(*appearance(cls[0]), MOTIONS[cls[1]], cfg, rng)
+    return _render(cfg, rng, [target] if show_target else [])
+
+
+def render_ssv2_video(label: int, cfg: SynthConfig, rng: np.random.Generator, show_target: bool = True) -> np.ndarray:
+    """The frames of one video of SSv2-like class `label`: any striped object (shape and hue drawn from `rng`:
+    the class is the motion and its direction, not the object) doing the class's motion; a mirrored class's
+    video is the horizontal flip of the one its partner would have with the same draws."""
+    name, _, motion = SSV2_CLASSES[label]
+    # Stripes only: they (like every shape) look the same mirrored, so a flipped video's object looks like an
+    # unflipped one and only the motion tells the partner classes apart.
+    shape, hue = SHAPES[rng.integers(len(SHAPES))], HUES[rng.integers(len(HUES))]
+    target = _actor(shape, "striped", hue, motion, cfg, rng)
+    frames = _render(cfg, rng, [target] if show_target else [])
+    return np.ascontiguousarray(frames[:, :, ::-1]) if name in SSV2_MIRRORED else frames
+
+
+def render_charades_video(actions: list[tuple[int, int, int]], cfg: SynthConfig,
+                          rng: np.random.Generator) -> np.ndarray:
+    """The frames of one Charades-like video: for each (class, first frame, last frame) of `actions`, an object
+    of the class's appearance and motion, drawn in those frames only (smaller than a Kinetics-like video's one
+    object, so that several fit)."""
+    table = class_table(cfg.classes)
+    actors = []
+    for label, first, last in actions:
+        a, m = table[label]
+        obj = _actor(*appearance(a), MOTIONS[m], cfg, rng, radius=(0.12, 0.16))
+        actors.append(replace(obj, trajectory=_during(obj.trajectory, first / cfg.fps, last / cfg.fps)))
+    return _render(cfg, rng, actors)
+
+
+def _during(trajectory: Callable, start: float, end: float) -> Callable:
+    """`trajectory`, visible only from `start` to `end` seconds."""
+    def at(t: float) -> tuple[float, float, float, float, bool]:
+        x, y, ang, sc, vis = trajectory(t)
+        return x, y, ang, sc, vis and start <= t <= end
+    return at
+
+
+def _render(cfg: SynthConfig, rng: np.random.Generator, actors: list[_Object]) -> np.ndarray:
+    """Frames of `actors` over distractors, a background and noise, all drawn from `rng` after the actors."""
     h, w = cfg.size
-    shape, texture, hue = appearance(cls[0])
     side = min(h, w)
-    color = np.clip(np.array(HUE_RGB[hue], np.float32) * rng.uniform(0.85, 1.15), 0, 255)
-    target = _Object(shape, texture, color, rng.uniform(0.17, 0.22) * side, _trajectory(MOTIONS[cls[1]], h, w, rng))
     distractors = [_Object(SHAPES[rng.integers(len(SHAPES))], None, rng.uniform(30, 230, 3).astype(np.float32),
                            rng.uniform(0.07, 0.11) * side, _drift(h, w, rng)) for _ in range(cfg.distractors)]
     background = _background(h, w, rng)
@@ -273,7 +401,7 @@ def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generato
     for i in range(cfg.frames):
         t = i / cfg.fps
         frame = background.copy()
-        for obj in [*distractors, target] if show_target else distractors:  # the target on top, never covered
+        for obj in [*distractors, *actors]:  # the actors on top, never covered
             _draw(frame, obj, t)
         frame += rng.standard_normal(frame.shape, dtype=np.float32) * np.float32(cfg.noise)
         out[i] = np.clip(frame, 0, 255).astype(np.uint8)
@@ -283,12 +411,23 @@ def render_video(cls: tuple[int, int], cfg: SynthConfig, rng: np.random.Generato
 # ---------------------------------------------------------------- files
 def encode_mp4(frames: np.ndarray, path: Path, fps: int, crf: int = 23, preset: str = "veryfast") -> None:
     """Encode uint8 F×H×W×3 frames as H.264 (x264's default keyframe interval) to `path`, atomically."""
+    # One encoder thread: x264's threaded rate control is not bit-reproducible (use --workers instead).
+    _encode(frames, path, fps, "mp4", "libx264", {"crf": str(crf), "preset": preset, "threads": "1"})
+
+
+def encode_webm(frames: np.ndarray, path: Path, fps: int, crf: int = 23) -> None:
+    """Encode uint8 F×H×W×3 frames as VP9 in WebM (SSv2's format) to `path`, atomically; constant quality
+    (`b` 0) at libvpx's fastest setting, one thread as for H.264."""
+    _encode(frames, path, fps, "webm", "libvpx-vp9",
+            {"crf": str(crf), "b": "0", "deadline": "realtime", "cpu-used": "8", "threads": "1"})
+
+
+def _encode(frames: np.ndarray, path: Path, fps: int, container_format: str, codec: str,
+            options: dict[str, str]) -> None:
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        with av.open(str(tmp), "w", format="mp4") as container:
-            # One encoder thread: x264's threaded rate control is not bit-reproducible (use --workers instead).
-            stream = container.add_stream("libx264", rate=fps,
-                                          options={"crf": str(crf), "preset": preset, "threads": "1"})
+        with av.open(str(tmp), "w", format=container_format) as container:
+            stream = container.add_stream(codec, rate=fps, options=options)
             stream.height, stream.width = frames.shape[1:3]
             stream.pix_fmt = "yuv420p"
             for array in frames:
@@ -327,20 +466,64 @@ def is_hidden(split: str, i: int, cfg: SynthConfig) -> bool:
     return bool(cfg.hidden) and np.random.default_rng([cfg.seed, SPLIT_IDS[split], i, 2]).random() < cfg.hidden
 
 
-def _job(args: tuple[str, str, int, int, SynthConfig]) -> str:
-    out, split, i, label, cfg = args
-    path = Path(out) / video_path(split, i, class_names(cfg.classes)[label])
-    if not path.exists():
-        rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i])  # per video: independent of order and skips
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shown = class_table(cfg.classes)[shown_label(split, i, label, cfg)]
-        frames = render_video(shown, cfg, rng, show_target=not is_hidden(split, i, cfg))
-        encode_mp4(frames, path, cfg.fps, cfg.crf, cfg.x264_preset)
-    return str(path)
+def charades_actions(split: str, i: int, cfg: SynthConfig) -> list[tuple[int, int, int]]:
+    """The actions of Charades-like video `i` of `split`: (class, first frame, last frame), 1 to
+    CHARADES_MAX_ACTIONS distinct classes each present for 30-70% of the video at a random time, so that actions
+    of one video often overlap (a stream of its own, as the label noise)."""
+    rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i, 3])
+    n = min(cfg.classes, 1 + int(rng.integers(CHARADES_MAX_ACTIONS)))
+    actions = []
+    for label in rng.choice(cfg.classes, size=n, replace=False):
+        length = int(rng.integers(math.ceil(0.3 * cfg.frames), math.ceil(0.7 * cfg.frames) + 1))
+        first = int(rng.integers(cfg.frames - length + 1))
+        actions.append((int(label), first, first + length - 1))
+    return actions
+
+
+def _video_label(split: str, i: int, cfg: SynthConfig) -> int:
+    """The label of video `i` (single-label kinds): every class in turn, so the classes are balanced."""
+    return i % cfg.classes
 
 
 def video_path(split: str, i: int, class_name: str) -> str:
     return f"{split}/{class_name}/{split}_{i:06d}.mp4"
+
+
+def video_id(split: str, i: int, cfg: SynthConfig) -> str:
+    """The id of video `i` of `split` in the SSv2 and Charades layouts (one video folder for both splits):
+    SSv2's are numbers (validation after training), Charades' short codes (T00001 train, V00001 test)."""
+    if cfg.kind == "ssv2":
+        return str(i + 1 + (cfg.videos if split == "val" else 0))
+    return f"{split[0].upper()}{i:05d}"
+
+
+def video_file(split: str, i: int, cfg: SynthConfig) -> str:
+    """Where video `i` of `split` lives, relative to the dataset folder."""
+    if cfg.kind == "ssv2":
+        return f"20bn-something-something-v2/{video_id(split, i, cfg)}.webm"
+    if cfg.kind == "charades":
+        return f"Charades_v1/{video_id(split, i, cfg)}.mp4"
+    return video_path(split, i, class_names(cfg.classes)[_video_label(split, i, cfg)])
+
+
+def _job(args: tuple[str, str, int, SynthConfig]) -> str:
+    out, split, i, cfg = args
+    path = Path(out) / video_file(split, i, cfg)
+    if not path.exists():
+        rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i])  # per video: independent of order and skips
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if cfg.kind == "charades":
+            encode_mp4(render_charades_video(charades_actions(split, i, cfg), cfg, rng), path, cfg.fps, cfg.crf,
+                       cfg.x264_preset)
+            return str(path)
+        shown = shown_label(split, i, _video_label(split, i, cfg), cfg)
+        show = not is_hidden(split, i, cfg)
+        if cfg.kind == "ssv2":
+            encode_webm(render_ssv2_video(shown, cfg, rng, show_target=show), path, cfg.fps, cfg.crf)
+        else:
+            frames = render_video(class_table(cfg.classes)[shown], cfg, rng, show_target=show)
+            encode_mp4(frames, path, cfg.fps, cfg.crf, cfg.x264_preset)
+    return str(path)
 
 
 def _settings(cfg: SynthConfig) -> dict:
@@ -348,34 +531,36 @@ def _settings(cfg: SynthConfig) -> dict:
     for name in ("label_noise", "hidden"):  # datasets made before these existed keep their manifest
         if not settings[name]:
             del settings[name]
+    if settings["kind"] == "kinetics":
+        del settings["kind"]
     return settings
 
 
 def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classes: int | None = None,
                            videos: int | None = None, val_videos: int | None = None, frames: int | None = None,
                            size: tuple[int, int] | None = None, fps: int | None = None, seed: int | None = None,
-                           label_noise: float | None = None, hidden: float | None = None, workers: int = 1,
-                           progress: bool = True) -> SynthConfig:
+                           label_noise: float | None = None, hidden: float | None = None, kind: str | None = None,
+                           workers: int = 1, progress: bool = True) -> SynthConfig:
     """Write a synthetic dataset to `out_dir` (see the module docstring); returns the settings used.
 
     Re-running with the same settings skips finished videos; different settings in the same folder are an
     error (the annotation files would not describe the videos).
     """
     cfg = preset_config(preset, classes=classes, videos=videos, val_videos=val_videos, frames=frames, size=size,
-                        fps=fps, seed=seed, label_noise=label_noise, hidden=hidden)
+                        fps=fps, seed=seed, label_noise=label_noise, hidden=hidden, kind=kind)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "synth.json"
     if manifest.exists():
         old = json.loads(manifest.read_text(encoding="utf-8"))
         if old != _settings(cfg):
-            diff = sorted(k for k in _settings(cfg) if old.get(k) != _settings(cfg)[k])
+            keys = set(_settings(cfg)) | set(old)
+            diff = sorted(k for k in keys if old.get(k) != _settings(cfg).get(k))
             raise SpecError(f"{out} already holds a synthetic dataset made with other settings ({', '.join(diff)} "
                             f"differ). Use another --out folder, or delete this one.")
     write_text(manifest, json.dumps(_settings(cfg), indent=2) + "\n")
-    names = class_names(cfg.classes)
-    jobs = [(str(out), split, i, i % cfg.classes, cfg)
-            for split, n in (("train", cfg.videos), ("val", cfg.val_videos)) for i in range(n)]
+    jobs = [(str(out), split, i, cfg) for split, n in (("train", cfg.videos), ("val", cfg.val_videos))
+            for i in range(n)]
     bar = tqdm(total=len(jobs), desc=f"synth {preset}", unit="video", disable=not progress)
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
@@ -387,15 +572,73 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
             _job(job)
             bar.update()
     bar.close()
+    videos = [(split, i) for _, split, i, _ in jobs]
+    {"kinetics": _write_kinetics, "ssv2": _write_ssv2, "charades": _write_charades}[cfg.kind](out, cfg, videos)
+    return cfg
+
+
+def _write_kinetics(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> None:
+    """`{split}.csv` (`path label` lines), `classes.txt` and the lists of noisy and hidden videos."""
+    names = class_names(cfg.classes)
+    labelled = [(s, i, _video_label(s, i, cfg)) for s, i in videos]
     for split in ("train", "val"):
-        lines = [f"{video_path(s, i, names[label])} {label}\n" for _, s, i, label, _ in jobs if s == split]
+        lines = [f"{video_path(s, i, names[label])} {label}\n" for s, i, label in labelled if s == split]
         write_text(out / f"{split}.csv", "".join(lines))
     write_text(out / "classes.txt", "".join(f"{n}\n" for n in names))
     if cfg.label_noise:
-        noisy = [(video_path(s, i, names[label]), label, shown_label(s, i, label, cfg)) for _, s, i, label, _ in jobs]
+        noisy = [(video_path(s, i, names[label]), label, shown_label(s, i, label, cfg)) for s, i, label in labelled]
         write_text(out / "noisy_labels.csv", "".join(f"{p} {label} {shown}\n" for p, label, shown in noisy
                                                       if shown != label))
     if cfg.hidden:
         write_text(out / "hidden_videos.csv", "".join(f"{video_path(s, i, names[label])} {label}\n"
-                                                      for _, s, i, label, _ in jobs if is_hidden(s, i, cfg)))
-    return cfg
+                                                      for s, i, label in labelled if is_hidden(s, i, cfg)))
+
+
+def _write_ssv2(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> None:
+    """SSv2's labels JSON (template without brackets → index, as a string as published), its train and
+    validation JSONs (one {id, label, template, placeholders} entry a line) and the lists of noisy and hidden
+    videos (`id label [shown_label]` lines)."""
+    labels = {ssv2_template(k).replace("[", "").replace("]", ""): str(k) for k in range(cfg.classes)}
+    write_text(out / "something-something-v2-labels.json", json.dumps(labels, indent=1) + "\n")
+    for split, name in (("train", "train"), ("val", "validation")):
+        entries = []
+        for s, i in videos:
+            if s == split:
+                label = _video_label(s, i, cfg)
+                template = ssv2_template(label)
+                # The placeholder names no object: the object is drawn per video and says nothing of the class.
+                entries.append({"id": video_id(s, i, cfg), "label": template.replace("[something]", "something"),
+                                "template": template, "placeholders": ["something"]})
+        body = ",\n".join(json.dumps(e) for e in entries)
+        write_text(out / f"something-something-v2-{name}.json", f"[\n{body}\n]\n" if entries else "[]\n")
+    labelled = [(video_id(s, i, cfg), s, i, _video_label(s, i, cfg)) for s, i in videos]
+    if cfg.label_noise:
+        write_text(out / "noisy_labels.csv", "".join(f"{v} {label} {shown_label(s, i, label, cfg)}\n"
+                                                     for v, s, i, label in labelled
+                                                     if shown_label(s, i, label, cfg) != label))
+    if cfg.hidden:
+        write_text(out / "hidden_videos.csv", "".join(f"{v} {label}\n" for v, s, i, label in labelled
+                                                      if is_hidden(s, i, cfg)))
+
+
+CHARADES_HEADER = ("id", "subject", "scene", "quality", "relevance", "verified", "script", "objects",
+                   "descriptions", "actions", "length")
+
+
+def _write_charades(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> None:
+    """Charades' train and test CSVs (the official header; id, actions and length filled in) and its class list
+    (`c000 name` lines)."""
+    names = class_names(cfg.classes)
+    write_text(out / "Charades_v1_classes.txt", "".join(f"c{k:03d} {n}\n" for k, n in enumerate(names)))
+    for split, name in (("train", "Charades_v1_train.csv"), ("val", "Charades_v1_test.csv")):
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(CHARADES_HEADER)
+        for s, i in videos:
+            if s == split:
+                # Times in seconds at the frames' own times, two decimals as Charades writes them.
+                actions = ";".join(f"c{label:03d} {first / cfg.fps:.2f} {last / cfg.fps:.2f}"
+                                   for label, first, last in charades_actions(s, i, cfg))
+                row = {"id": video_id(s, i, cfg), "actions": actions, "length": f"{cfg.frames / cfg.fps:.2f}"}
+                writer.writerow([row.get(column, "") for column in CHARADES_HEADER])
+        write_text(out / name, text.getvalue())

@@ -1,0 +1,183 @@
+"""The SSv2-like and Charades-like synthetic kinds: their nature (direction classes a flip swaps; several
+overlapping actions per video), their annotation layouts read by the dataset readers, and a tiny training run of
+each dataset's recipe on them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness import cli_data
+from harness.config import compose
+from harness.data import load_annotations, scan_video
+from harness.data.clip_dataset import VideoClipDataset
+from harness.data.synth import (
+    SSV2_CLASSES,
+    make_synthetic_dataset,
+    preset_config,
+    render_ssv2_video,
+    ssv2_mirror,
+)
+from harness.spec import SpecError
+from harness.suite import load_scale, scale_overrides
+from harness.train.loop import train
+
+TINY = {"videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
+
+
+def harness(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_data.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def recipe_at_smoke(recipe: str, root: Path, out: Path, *extra: str):
+    """`recipe` shrunk as the smoke scale shrinks it, its baseline (multigrid's long cycle would need more videos
+    than a tiny set has) trained for 2 epochs on 8-frame clips of the synthetic set at `root`."""
+    base = compose([f"recipe={recipe}"])
+    overrides = [f"recipe={recipe}", *scale_overrides(base, load_scale("smoke"), None, None),
+                 f"data.root={root}", "data.train_videos=8", "solver.steps=[0,1]", "solver.max_epoch=2",
+                 "data.num_frames=8", "solver.warmup_epochs=0.5", "multigrid.long_cycle=false",
+                 "multigrid.short_cycle=false", f"output_dir={out}", *extra]
+    return compose(overrides)
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models train many times faster on one thread than on two that wait for each other (and for whatever
+    else runs on a small machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def horizontal_travel(frames: np.ndarray, blank: np.ndarray) -> float:
+    """How far (pixels, + = rightwards) the object moves from the first frame to the last: the circular mean
+    column of the pixels where the frames differ from the same video without its object (it wraps around)."""
+    w = frames.shape[2]
+    angles = []
+    for f, b in zip(frames, blank, strict=True):
+        cols = np.nonzero((np.abs(f.astype(int) - b.astype(int)).max(axis=-1) > 30).any(axis=0))[0]
+        angles.append(np.angle(np.exp(2j * np.pi * cols / w).mean()))
+    step = (angles[-1] - angles[0] + np.pi) % (2 * np.pi) - np.pi
+    return float(step * w / (2 * np.pi))
+
+
+# ---------------------------------------------------------------- SSv2-like
+def test_ssv2_flip_turns_each_direction_into_its_partner():
+    cfg = preset_config("smoke", kind="ssv2", classes=len(SSV2_CLASSES), **TINY)
+    names = [name for name, _, _ in SSV2_CLASSES]
+    assert names[ssv2_mirror(names.index("left"))] == "right"
+    assert names[ssv2_mirror(names.index("anticlockwise"))] == "clockwise"
+    assert ssv2_mirror(names.index("up")) == names.index("up")
+    rng = lambda: np.random.default_rng(7)  # noqa: E731
+    pairs = [label for label in range(len(names)) if ssv2_mirror(label) != label]
+    assert len(pairs) == 10
+    for label in pairs:  # the same draws: the flipped video is the partner class's
+        flipped = render_ssv2_video(label, cfg, rng())[:, :, ::-1]
+        assert np.array_equal(flipped, render_ssv2_video(ssv2_mirror(label), cfg, rng()))
+    # and the direction is on screen: the object of "left" travels left, that of "right" right
+    left, right = names.index("left"), names.index("right")
+    for seed in range(3):
+        rng = lambda: np.random.default_rng(seed)  # noqa: E731, B023
+        travel_left = horizontal_travel(render_ssv2_video(left, cfg, rng()),
+                                        render_ssv2_video(left, cfg, rng(), show_target=False))
+        travel_right = horizontal_travel(render_ssv2_video(right, cfg, rng()),
+                                         render_ssv2_video(right, cfg, rng(), show_target=False))
+        assert travel_left < -3 and travel_right > 3
+
+
+@pytest.fixture(scope="module")
+def ssv2(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ssv2")
+    make_synthetic_dataset(out, "smoke", kind="ssv2", classes=4, progress=False, **TINY)
+    return out
+
+
+def test_ssv2_layout_is_read_by_the_ssv2_reader(ssv2):
+    ann = load_annotations("ssv2", ssv2, "train")
+    assert len(ann) == 8 and ann.num_classes == 4 and not ann.multilabel
+    assert ann.classes == ("Moving something from right to left", "Moving something from left to right",
+                           "Turning something clockwise", "Turning something anticlockwise")
+    assert [r.label for r in ann.records] == [0, 1, 2, 3] * 2
+    val = load_annotations("ssv2", ssv2, "val")
+    assert len(val) == 4 and not {r.path for r in val.records} & {r.path for r in ann.records}
+    info = scan_video(ann.records[0].path)
+    assert (info.frames, info.height, info.width, info.codec) == (8, 32, 48, "vp9")
+    assert json.loads((ssv2 / "synth.json").read_text())["kind"] == "ssv2"
+    with pytest.raises(SpecError, match="--classes 15"):
+        preset_config("smoke", kind="ssv2", classes=15)
+
+
+def test_ssv2_recipe_trains_without_flip(ssv2, tmp_path, one_thread):
+    spec = recipe_at_smoke("ssv2_slowfast_r50_16x8", ssv2, tmp_path, "data.num_classes=4")
+    assert spec.data.name == "ssv2"
+    assert not VideoClipDataset.from_spec(spec).sampling.flip  # a flip would swap left and right
+    record = train(spec)
+    assert record["final"]["videos_scored"] == 4 and 0 <= record["final"]["top1"] <= 100
+
+
+# ---------------------------------------------------------------- Charades-like
+@pytest.fixture(scope="module")
+def charades(tmp_path_factory):
+    out = tmp_path_factory.mktemp("charades")
+    make_synthetic_dataset(out, "smoke", kind="charades", classes=5, progress=False, **{**TINY, "frames": 24})
+    return out
+
+
+def test_charades_videos_hold_several_overlapping_actions(charades):
+    ann = load_annotations("charades", charades, "train")
+    assert len(ann) == 8 and ann.multilabel and ann.num_classes == 157
+    assert all(set(r.label) <= set(range(5)) and r.label for r in ann.records)
+    several = [r for r in ann.records if len(r.label) >= 2]
+    assert several
+
+    def overlap(a, b) -> bool:
+        return a.start <= b.end and b.start <= a.end
+
+    assert any(overlap(a, b) for r in several for a in r.actions for b in r.actions if a is not b)
+    assert all(0 <= a.start < a.end <= 24 / 15 for r in ann.records for a in r.actions)
+    assert len(load_annotations("charades", charades, "val")) == 4
+    assert scan_video(ann.records[0].path).frames == 24
+    # a clip's target: the actions overlapping its window
+    data = VideoClipDataset(ann)
+    record = several[0]
+    first = min(record.actions, key=lambda a: a.end)
+    window = [first.start, first.start + 0.01]
+    expected = sorted(a.label for a in record.actions if a.start <= window[1] and a.end >= window[0])
+    assert data._target(record, window).nonzero().flatten().tolist() == expected
+    assert data._target(record, None).nonzero().flatten().tolist() == sorted(record.label)
+
+
+def test_charades_kind_is_longer_by_default_and_single_label_options_are_refused():
+    assert preset_config("smoke", kind="charades").frames == 3 * preset_config("smoke").frames
+    assert preset_config("smoke", kind="charades", frames=10).frames == 10
+    with pytest.raises(SpecError, match="charades"):
+        preset_config("smoke", kind="charades", hidden=0.2)
+    with pytest.raises(SpecError, match="Did you mean 'ssv2'"):
+        preset_config("smoke", kind="ssv3")
+
+
+def test_charades_recipe_trains_and_is_scored_by_map(charades, tmp_path, one_thread):
+    spec = recipe_at_smoke("charades_slowfast_r50_16x8", charades, tmp_path)
+    assert spec.data.name == "charades" and spec.data.num_classes == 157
+    record = train(spec)
+    final = record["final"]
+    assert final["videos_scored"] == 4 and 0 <= final["map"] <= 100 and "top1" not in final
+
+
+def test_cli_synth_kinds(tmp_path, capsys):
+    for kind, name in (("ssv2", "ssv2"), ("charades", "charades")):
+        out = tmp_path / kind
+        assert harness("data", "synth", "--out", str(out), "--kind", kind, "--classes", "2", "--videos", "2",
+                       "--val-videos", "1", "--frames", "4", "--size", "32x32", "--quiet") == 0
+        assert f"data.name={name} " in capsys.readouterr().out
+        assert len(load_annotations(name, out, "val")) == 1
+        assert json.loads((out / "synth.json").read_text())["kind"] == kind
