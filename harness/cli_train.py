@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from harness.spec import SpecError
 
@@ -40,8 +41,10 @@ def scaled_overrides(overrides: Sequence[str],
     names = [o.split("=", 1)[1] for o in overrides if "=" in o and _key(o) == "scale"]
     if not names:
         return overrides
-    scale = load_scale(names[-1])  # unknown names: "did you mean"
     recipe = [o for o in overrides if "=" in o and _key(o) == "recipe"]
+    # Unknown names: "did you mean". The synthetic data is made for the dataset trained on (as reproduce does).
+    dataset = compose([*recipe, *(o for o in overrides if "=" in o and _key(o) == "data.name")]).data.name
+    scale = load_scale(names[-1]).for_dataset(dataset)
     scaled = scale_overrides(compose(recipe), scale, None, None)
     if not scaled:  # paper scale: the recipe as it is
         return overrides
@@ -62,12 +65,24 @@ def scaled_overrides(overrides: Sequence[str],
     return [*scale_overrides(compose(base), scale, root, cache), *overrides]
 
 
+def _require_output_dir(overrides: Sequence[str]) -> None:
+    """Refuse a missing or unwritable output_dir before a scale's synthetic data is generated (minutes at proxy
+    scale) rather than after; train() checks the composed value again."""
+    from harness.io import require_writable_dir
+
+    given = [o.split("=", 1)[1] for o in overrides if "=" in o and _key(o) == "output_dir"]
+    if not given or not given[-1]:
+        raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
+    require_writable_dir(Path(given[-1]), "output_dir")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from harness.config import compose
     from harness.reproduce import prepare_synthetic  # under a file lock: torchrun starts every rank at once
     from harness.train.loop import TrainingDiverged, train
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    _require_output_dir(args.overrides)
     spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
     try:
         record = train(spec)

@@ -47,6 +47,21 @@ def test_train_at_smoke_scale_trains_the_scaled_recipe_on_the_scales_data(monkey
     assert spec.data.num_frames == 8  # the user's overrides win over the scale's
 
 
+@pytest.mark.parametrize(("output_dir", "message"), [
+    ("output_dir=/proc/harness-test/out", "'output_dir' '/proc/harness-test/out' is not a writable folder"),
+    (None, "Set output_dir=DIR"),
+])
+def test_train_refuses_its_output_dir_before_generating_the_scales_data(monkeypatch, capsys, output_dir, message):
+    import harness.reproduce
+
+    calls: list = []
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    assert main(["train", "scale=smoke", *([output_dir] if output_dir else [])]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert calls == []  # no synthetic data generated for a run that cannot write its results
+
+
 def test_reproduces_train_commands_are_unchanged_by_their_scale():
     """reproduce passes scale=smoke with every scaled key already set: applying the scale again changes nothing."""
     suite = load_suite("smoke")
@@ -65,9 +80,9 @@ def test_reproduces_train_commands_are_unchanged_by_their_scale():
     (["scale=smoke", "solver.batch_size=4"], "the scale sets solver.batch_size=2 and solver.base_lr="),
     (["scale=proxy", "data.crop_size=64"], "the scale sets data.crop_size=112 and data.jitter="),
 ])
-def test_unsound_or_unknown_scales_are_refused_with_the_fix(overrides, message, capsys):
+def test_unsound_or_unknown_scales_are_refused_with_the_fix(overrides, message, capsys, tmp_path):
     for command in ("plan", "train"):
-        assert main([command, *overrides, "output_dir=/tmp/never"]) == 2
+        assert main([command, *overrides, f"output_dir={tmp_path / 'never'}"]) == 2
         assert message in capsys.readouterr().err
 
 
