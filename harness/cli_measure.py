@@ -30,6 +30,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness.schedule import baseline_spec, build_plan
     from harness.schedule.trained import iterations_by_shape
 
+    loader = None
+    if args.data is not None:
+        from harness.measure.loader_bound import load_rates
+        loader = load_rates(args.data)
     if args.suite:
         from harness.measure.predict import profile_suite
 
@@ -37,23 +41,28 @@ def cmd_profile(args: argparse.Namespace) -> int:
             return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
 
         record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
-                                  repeats=args.repeats, step=args.step, progress_factory=bar),
+                                  repeats=args.repeats, step=args.step, progress_factory=bar, loader=loader),
                   "provenance": provenance()}
         if _save_or_print_json(record, args):
             return 0
-        print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}  paper")
+        with_loader = " with loader" if loader is not None else ""
+        print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}{with_loader}  paper")
         for row in record["runs"]:
             paper = ", ".join(f"{p['table']}: {p['speedup']}x" for p in row["paper"])
+            bound = f" {row['loader_bound_speedup']:>10.2f}x" if loader is not None else ""
             print(f"{row['variant']:<24} {row['iterations']:>10,} {row['iteration_ratio']:>6.2f} "
                   f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
-                  f"{row['predicted_speedup']:>7.2f}x  {paper}")
+                  f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
     spec = compose(args.overrides)
-    n_shapes = len(set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(
-        baseline_spec(spec)))))
+    keys = set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(baseline_spec(spec))))
+    if loader is not None:
+        from harness.measure.loader_bound import require_rates
+        require_rates(loader, keys)  # before the progress bar: nothing is timed for a record that cannot serve
+    n_shapes = len(keys)
     with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
         profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
-                               progress=bar)
+                               progress=bar, loader=loader)
     record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
     if _save_or_print_json(record, args):
         return 0
@@ -66,6 +75,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     print(f"predicted on {record['device']}: {record['kind']} {record['predicted_hours']:.2f} h vs baseline "
           f"{record['baseline_predicted_hours']:.2f} h per GPU -> {record['predicted_speedup']:.2f}x speedup "
           f"({record['iteration_ratio']:.2f}x fewer iterations)")
+    if loader is not None:
+        bound = record["loader_bound"]
+        slow = sorted({f"{r['t']}x{r['s']}" for r in bound["shapes"] if r["bound"] == "loader"})
+        print(f"with the loader ({loader.source}): {bound['predicted_hours']:.2f} h vs baseline "
+              f"{bound['baseline_predicted_hours']:.2f} h -> {bound['predicted_speedup']:.2f}x; "
+              f"loader-bound shapes: {', '.join(slow) or 'none'}")
     return 0
 
 
@@ -78,6 +93,10 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
     profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile"),
                          help="run each step as the trainer does with train.step=STEP (default eager)")
+    profile.add_argument("--data", default=None, metavar="RATE|FILE[:PATH]",
+                         help="the loader's clips/s per training process: one number for every shape, or a "
+                              "`harness data bench --out` record (FILE:cache for its frame-cache loader); adds the "
+                              "prediction where every iteration takes max(step, load)")
     profile.add_argument("--repeats", type=int, default=10)
     profile.add_argument("--warmup", type=int, default=3)
     profile.add_argument("--out", default=None, help="write the record (JSON) here")

@@ -4,7 +4,9 @@ Measures the training-step time of every shape the plan (and its baseline) train
 random clips at the planned per-GPU batch (no data needed), then predicts each run's
 wall-clock as Σ iterations × step time. Assumes the loader keeps up and data-parallel
 scaling is perfect across `num_gpus` (each GPU runs the planned per-GPU batch), so it is a
-prediction of the compute, not of the input pipeline.
+prediction of the compute, not of the input pipeline. Given the loader's clips/s per shape
+(`harness profile --data`, harness.measure.loader_bound), it also predicts each run with
+every iteration taking max(step time, load time), beside the compute-only figure.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.device import pick_device, use_bf16, use_channels_last
+from harness.measure.loader_bound import LoaderRates, loader_bound_seconds, loader_bound_shapes, require_rates
 from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model
 from harness.models.check import require_planned_frames
@@ -30,6 +33,7 @@ class Profile:
     predicted_s: float
     baseline_predicted_s: float
     step: str = "eager"  # how the steps ran (harness.train.step)
+    loader: LoaderRates | None = None  # the loader's clips/s, for the loader-bound prediction
 
     @property
     def speedup(self) -> float:
@@ -38,7 +42,7 @@ class Profile:
 
 def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None = None,
                  channels_last: bool | None = None, step: str = "eager", warmup: int = 3, repeats: int = 10,
-                 progress=None) -> Profile:
+                 progress=None, loader: LoaderRates | None = None) -> Profile:
     """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock."""
     dev = pick_device(device)
     bf16 = use_bf16(dev) if bf16 is None else bf16
@@ -46,10 +50,11 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
     plan, baseline = build_plan(spec), build_plan(baseline_spec(spec))
     require_planned_frames(plan)
     keys = set(iterations_by_shape(plan)) | set(iterations_by_shape(baseline))
+    require_rates(loader, keys)
     times = measure_shapes(spec, keys, device=dev, bf16=bf16, channels_last=channels_last, step=step,
                            warmup=warmup, repeats=repeats, progress=progress)
     predicted, base_predicted = predicted_seconds(plan, times), predicted_seconds(baseline, times)
-    return Profile(spec, str(dev), times, predicted, base_predicted, step)
+    return Profile(spec, str(dev), times, predicted, base_predicted, step, loader)
 
 
 def profile_summary(profile: Profile) -> dict:
@@ -60,7 +65,7 @@ def profile_summary(profile: Profile) -> dict:
     rows = []
     for key, st in profile.step_times.items():
         rows.append({**st.to_dict(), "iterations": counts.get(key, 0), "baseline_iterations": base_counts.get(key, 0)})
-    return {
+    summary = {
         "recipe": profile.spec.recipe,
         "kind": plan.kind,
         "device": profile.device,
@@ -73,6 +78,17 @@ def profile_summary(profile: Profile) -> dict:
         "iteration_ratio": plan.iteration_ratio,
         "assumptions": "per-GPU step time × planned iterations; loader keeps up; perfect data-parallel scaling",
     }
+    if profile.loader is not None:
+        step_ms = {k: st.median_ms for k, st in profile.step_times.items()}
+        baseline = build_plan(baseline_spec(profile.spec))
+        mine, theirs = loader_bound_seconds(plan, step_ms, profile.loader), \
+            loader_bound_seconds(baseline, step_ms, profile.loader)
+        summary["loader_bound"] = {
+            "loader": profile.loader.to_dict(), "predicted_hours": mine / 3600,
+            "baseline_predicted_hours": theirs / 3600, "predicted_speedup": theirs / mine,
+            "shapes": loader_bound_shapes(plan, step_ms, profile.loader),
+            "assumptions": "each iteration takes max(step time, per-GPU batch / loader clips/s)"}
+    return summary
 
 
 def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, bf16: bool, channels_last: bool,
@@ -107,10 +123,12 @@ def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:
 
 
 def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | None = None, warmup: int = 3,
-                  repeats: int = 10, step: str = "eager", progress_factory=None, timings: dict | None = None) -> dict:
+                  repeats: int = 10, step: str = "eager", progress_factory=None, timings: dict | None = None,
+                  loader: LoaderRates | None = None) -> dict:
     """Predicted wall-clock and speedup over its 1.0× baseline of every run of a suite, on this hardware.
 
-    Shapes are timed once per model (the union over the suite's runs and their baselines).
+    Shapes are timed once per model (the union over the suite's runs and their baselines). With `loader`, each
+    run also gets the loader-bound prediction (every iteration max(step, load); `loader_bound_*` keys).
     """
     from harness.suite import load_scale, load_suite, paper_rows, resolve_suite
 
@@ -125,6 +143,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
         keys = by_model.setdefault(model_key, (r.spec, set()))[1]
         for plan in plans[r.run.variant]:
             keys |= set(iterations_by_shape(plan))
+    require_rates(loader, (key for _, keys in by_model.values() for key in keys))
     # `timings` carries step times across suites of one process: a shape is timed once per model.
     times: dict[tuple, dict[ShapeKey, StepTime]] = timings if timings is not None else {}
     for model_key, (spec, keys) in by_model.items():
@@ -148,8 +167,18 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
             "baseline_predicted_gpu_hours": theirs / 3600, "predicted_speedup": theirs / mine,
             "paper": [{"table": t, "row": row, "speedup": paper[(t, row)]["speedup"]} for t, row in r.run.paper],
         })
+        if loader is not None:
+            step_ms = {k: st.median_ms for k, st in times[model_key].items()}
+            mine, theirs = loader_bound_seconds(plan, step_ms, loader), loader_bound_seconds(base, step_ms, loader)
+            rows[-1].update({"loader_bound_gpu_hours": mine / 3600, "baseline_loader_bound_gpu_hours": theirs / 3600,
+                             "loader_bound_speedup": theirs / mine})
     shapes = [{"model": k[0], **st.to_dict()} for k, (_, keys) in by_model.items() for st in
               (times[k][key] for key in sorted(keys))]
-    return {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "runs": rows, "shapes": shapes,
-            "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
-                           "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}
+    record = {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "runs": rows,
+              "shapes": shapes,
+              "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
+                             "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}
+    if loader is not None:
+        record["loader"] = {**loader.to_dict(), "assumptions": "loader_bound_*: each iteration takes max(step time, "
+                                                               "per-GPU batch / loader clips/s)"}
+    return record

@@ -138,6 +138,7 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
         "iteration_ratio": r["iteration_ratio"], "hours": r["predicted_gpu_hours"],
         "baseline_hours": r["baseline_predicted_gpu_hours"], "speedup": r["predicted_speedup"],
         "paper_speedup": _float_or_none(next((p["speedup"] for p in r.get("paper", [])), None)),
+        "loader_speedup": r.get("loader_bound_speedup"),
     } for r in profile.get("runs", []))
     columns = (Column("run", "our run"), Column("paper_rows", "paper rows"),
                Column("iteration_ratio", "× fewer iters", "ratio"), Column("hours", "predicted GPU-hours", "float"),
@@ -145,11 +146,17 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
                Column("speedup", "predicted speedup", "ratio"),
                Column("paper_speedup", "paper speedup (P100)", "ratio", paper=True))
     step = profile.get("step", "eager")
-    note = (f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
-            f"planned shape run as train.step={step} (harness profile; {profile.get('assumptions', '')}), commit "
-            f"{(profile.get('provenance') or {}).get('commit', '?')}.")
-    return Table(f"profile_{step}", f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}, {step} "
-                 f"steps", columns, rows, (note,))
+    notes = [f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
+             f"planned shape run as train.step={step} (harness profile; {profile.get('assumptions', '')}), commit "
+             f"{(profile.get('provenance') or {}).get('commit', '?')}."]
+    loader = profile.get("loader")
+    if loader:  # the compute-only and the loader-bound prediction side by side
+        columns = (*columns[:6], Column("loader_speedup", "predicted speedup with the loader", "ratio"), columns[6])
+        notes.append(f"With the loader: every iteration takes max(step time, per-GPU batch / the loader's clips/s at "
+                     f"its shape), the loader's rates from {loader.get('source', '?')}.")
+    title = f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}, {step} steps"
+    return Table(f"profile_{step}" + ("_loader" if loader else ""), title + (", with the loader" if loader else ""),
+                 columns, rows, tuple(notes))
 
 
 def _layout(row: Mapping[str, Any]) -> str:

@@ -124,6 +124,15 @@ def test_profile_table_puts_predicted_speedups_beside_the_papers():
     assert table.title == "Predicted paper-scale speedups on Some <GPU>, eager steps"
     row = table.rows[0]
     assert row["speedup"] == 2.5 and row["paper_speedup"] == 4.5 and row["paper_rows"] == "1a: 4-shape (default)"
+    assert "loader_speedup" not in [c.key for c in table.columns]
+
+    profile["runs"][0]["loader_bound_speedup"] = 1.4  # `harness profile --data`: the loader caps multigrid
+    profile["loader"] = {"source": "bench.json:cache"}
+    table = profile_table(profile)
+    assert table.title.endswith("with the loader") and table.id == "profile_eager_loader"
+    keys = [c.key for c in table.columns]
+    assert keys.index("speedup") < keys.index("loader_speedup") < keys.index("paper_speedup")
+    assert table.rows[0]["loader_speedup"] == 1.4 and "bench.json:cache" in " ".join(table.notes)
 
 
 def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
