@@ -75,6 +75,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from harness.data.prepare import prepare_dataset
+
+    spec = _compose(args.overrides)
+    short_side = args.short_side if args.short_side is not None else max(spec.data.jitter[1], spec.data.crop_size)
+    s = prepare_dataset(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
+                        short_side=short_side or None, keyframe_interval=args.keyframe_interval, crf=args.crf,
+                        workers=args.workers, progress=not args.quiet)
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    for b in s["bad"]:
+        print(f"  skipped: {b['path']}: {b['error']}")
+    ratio = f"{s['storage_ratio']:.2f}x" if s["storage_ratio"] is not None else "n/a"
+    print(f"prepared {s['prepared']} and kept {s['reused']} of {s['videos']} videos in {args.out} "
+          f"({len(s['bad'])} skipped): {s['bytes'] / 2**20:.1f} MiB against {s['source_bytes'] / 2**20:.1f} MiB of "
+          f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames. "
+          f"Train on it with data.name={spec.data.name} data.root={Path(args.out).resolve()}")
+    return 0
+
+
 def cmd_cache(args: argparse.Namespace) -> int:
     from harness.data.cache_build import build_frame_cache
 
@@ -182,6 +203,25 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cache.add_argument("--quiet", action="store_true", help="no progress bar")
     cache.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=synthetic data.root=DIR")
     cache.set_defaults(func=cmd_cache)
+
+    prepare = sub.add_parser("prepare", help="re-encode a dataset for random access (short keyframe interval)",
+                             description="Re-encode every listed video (H.264, a keyframe every few frames, the "
+                                         "recipe's largest short side) into --out with the same relative paths and "
+                                         "annotation files, so data.root=OUT reads it. Unusable videos are skipped "
+                                         "and listed. Resumes an interrupted run. Example: harness data prepare "
+                                         "data.name=kinetics data.root=/data/k400 --out /scratch/k400-prepared")
+    prepare.add_argument("--out", required=True, help="the prepared copy's folder (new or empty, or a copy to resume)")
+    prepare.add_argument("--short-side", type=int, help="scale videos down so the short side is at most N "
+                                                        "(default: the larger of data.jitter's maximum and "
+                                                        "data.crop_size; 0 keeps the source size)")
+    prepare.add_argument("--keyframe-interval", type=int, default=16, help="frames between keyframes (default 16)")
+    prepare.add_argument("--crf", type=int, default=23, help="x264 quality, 0-51, lower is better (default 23)")
+    prepare.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                         help="processes re-encoding in parallel (default: all cores)")
+    prepare.add_argument("--json", action="store_true", help="print the summary as JSON")
+    prepare.add_argument("--quiet", action="store_true", help="no progress bar")
+    prepare.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=kinetics data.root=DIR")
+    prepare.set_defaults(func=cmd_prepare)
 
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
                            description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json")

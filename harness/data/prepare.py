@@ -1,0 +1,210 @@
+"""`harness data prepare`: a copy of a dataset re-encoded for random access.
+
+Why: a training clip is a short random window, and a decoder must start at the keyframe before it. Kinetics-like
+video keeps x264's default keyframe interval (250 frames, ~8 s), so every clip decodes up to 250 frames it throws
+away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding once with a keyframe every few
+frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
+
+The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's
+frame rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames) to the
+same relative path, and the annotation files are copied unchanged, so ``data.root=OUT`` reads the copy with the
+same ``data.name``. A file keeps its name (and container, except that ``.webm``, which cannot hold H.264, holds it
+in Matroska, which the same demuxer reads). Unusable videos are skipped and listed, never fatal.
+
+Each video is written to a temporary name and renamed, and ``prepare.json`` records the settings first, so an
+interrupted run resumes with the videos still missing; other settings in the same folder are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import torch
+from torchvision.transforms.v2 import functional as TF
+from tqdm import tqdm
+
+from harness.data.annotation_records import MissingAnnotations
+from harness.data.annotations import load_annotations
+from harness.data.decode import _rotation_steps
+from harness.spec import SpecError
+
+MANIFEST = "prepare.json"
+FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".webm": "matroska", ".avi": "avi"}
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    short_side: int | None  # None: keep the source's size
+    keyframe_interval: int = 16
+    crf: int = 23
+    preset: str = "veryfast"
+
+
+def encoded_size(h: int, w: int, short_side: int | None) -> tuple[int, int]:
+    """(height, width) with the short side at most `short_side` (never upscaled), both even as 4:2:0 needs."""
+    if short_side is not None and min(h, w) > short_side:
+        scale = short_side / min(h, w)
+        h, w = round(h * scale), round(w * scale)
+    return max(2, h - h % 2), max(2, w - w % 2)
+
+
+def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
+    """Re-encode `src` to `dst` (atomically); returns the frames written. Raises VideoFailed if `src` is unusable."""
+    tmp = dst.with_name(f".{dst.name}.partial")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    frames = 0
+    try:
+        with av.open(str(src)) as source:
+            if not source.streams.video:
+                raise VideoFailed("no video stream")
+            stream = source.streams.video[0]
+            fps = stream.average_rate or stream.guessed_rate or 30
+            fmt = FORMATS.get(dst.suffix.lower(), "mp4")
+            with av.open(str(tmp), "w", format=fmt) as out:
+                gop = str(settings.keyframe_interval)
+                # A fixed GOP (no scene-cut keyframes, no open GOP) so that every window starts near a keyframe.
+                video = out.add_stream("libx264", rate=fps, options={
+                    "crf": str(settings.crf), "preset": settings.preset, "threads": "1",
+                    "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"})
+                video.pix_fmt = "yuv420p"
+                turn = size = None
+                for frame in source.decode(stream):
+                    array = frame.to_ndarray(format="rgb24")
+                    if turn is None:  # the first frame's display matrix turns the whole video, as the reader does
+                        turn = _rotation_steps(getattr(frame, "rotation", 0) or 0)
+                    if turn:
+                        array = np.ascontiguousarray(np.rot90(array, k=turn, axes=(0, 1)))
+                    if size is None:
+                        size = encoded_size(*array.shape[:2], settings.short_side)
+                        video.height, video.width = size
+                    if array.shape[:2] != size:
+                        x = torch.from_numpy(array).permute(2, 0, 1)
+                        array = TF.resize(x, list(size), antialias=True).permute(1, 2, 0).contiguous().numpy()
+                    out.mux(video.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
+                    frames += 1
+                if frames == 0:
+                    raise VideoFailed("no frame could be decoded")
+                out.mux(video.encode())
+        os.replace(tmp, dst)
+        return frames
+    except (av.error.FFmpegError, ValueError, OSError) as err:
+        raise VideoFailed(f"{type(err).__name__}: {err}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class VideoFailed(Exception):
+    """A source video that could not be decoded or re-encoded (skipped and listed, never fatal)."""
+
+
+def _job(args: tuple[str, str, PrepareSettings]) -> dict[str, Any]:
+    src, dst, settings = args
+    torch.set_num_threads(1)  # one process per core already
+    try:
+        frames = reencode(Path(src), Path(dst), settings)
+    except VideoFailed as err:
+        return {"path": src, "error": str(err)}
+    return {"path": src, "frames": frames, "bytes": Path(dst).stat().st_size}
+
+
+def _listed(name: str, root: Path, num_classes: int) -> tuple[dict[Path, None], list[Path]]:
+    """The videos the splits list (in order, each once) and the annotation files that list them."""
+    videos: dict[Path, None] = {}
+    files: list[Path] = []
+    for split in ("train", "val", "test"):
+        try:
+            ann = load_annotations(name, root, split, num_classes)
+        except MissingAnnotations:
+            if split == "train":
+                raise
+            continue
+        files += [Path(f) for f in ann.files if Path(f) not in files]
+        videos.update((r.path, None) for r in ann.records)
+    return videos, files
+
+
+def _inside(path: Path, root: Path, what: str) -> Path:
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise SpecError(f"{what} {path} lies outside data.root {root}: a prepared copy mirrors data.root, so it "
+                        f"can only hold files under it.") from None
+
+
+def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:
+    """Check `out` and record the settings there before any video is written."""
+    if out.resolve() == root.resolve() or root.resolve() in out.resolve().parents:
+        raise SpecError(f"--out {out} is data.root or inside it: choose a folder outside {root}.")
+    manifest = out / MANIFEST
+    if manifest.is_file():
+        old = json.loads(manifest.read_text(encoding="utf-8")).get("settings")
+        if old != settings:
+            raise SpecError(f"--out {out} holds a copy prepared with other settings ({old}); use another folder or "
+                            f"delete it.")
+    elif out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise SpecError(f"--out {out} exists and is not a prepared copy; choose an empty or new folder.")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(manifest, {"settings": settings, "complete": False})
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_classes: int = 400,
+                    short_side: int | None = None, keyframe_interval: int = 16, crf: int = 23, workers: int = 1,
+                    progress: bool = True) -> dict[str, Any]:
+    """Re-encode every video that dataset `name` under `root` lists into `out_dir` (see the module docstring).
+
+    Returns the summary also written to ``prepare.json``: videos, prepared, reused (already there), bad
+    [{path, error}], source_bytes and bytes (of the videos in the copy), storage_ratio, seconds, settings."""
+    began = time.perf_counter()
+    root, out = Path(root).expanduser(), Path(out_dir).expanduser()
+    if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51:
+        raise SpecError(f"--keyframe-interval must be >= 1 (got {keyframe_interval}), --short-side >= 2 (got "
+                        f"{short_side}), --crf in 0..51 (got {crf}).")
+    settings = PrepareSettings(short_side, keyframe_interval, crf)
+    record = {"dataset": name, "root": str(root), **asdict(settings)}
+    videos, files = _listed(name, root, num_classes)
+    targets = {src: out / _inside(src, root, "video") for src in videos}
+    copies = {f: out / _inside(f, root, "annotation file") for f in files}
+    _start(out, root, record)
+    for src, dst in copies.items():  # unchanged: the copy's videos keep their relative paths
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(f".{dst.name}.partial")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    done = [src for src, dst in targets.items() if dst.is_file()]
+    todo = [(str(src), str(dst), settings) for src, dst in targets.items() if not dst.is_file()]
+    results = []
+    with tqdm(total=len(targets), initial=len(done), desc="prepare", unit="video", disable=not progress) as bar:
+        if workers > 1 and len(todo) > 1:
+            with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+                for future in as_completed([pool.submit(_job, job) for job in todo]):
+                    results.append(future.result())
+                    bar.update()
+        else:
+            for job in todo:
+                results.append(_job(job))
+                bar.update()
+    bad = [{"path": r["path"], "error": r["error"]} for r in results if "error" in r]
+    kept = [src for src, dst in targets.items() if dst.is_file()]
+    source_bytes = sum(src.stat().st_size for src in kept)
+    out_bytes = sum(targets[src].stat().st_size for src in kept)
+    summary = {"settings": record, "complete": True, "videos": len(targets), "prepared": len(results) - len(bad),
+               "reused": len(done), "bad": bad, "source_bytes": source_bytes, "bytes": out_bytes,
+               "storage_ratio": out_bytes / source_bytes if source_bytes else None,
+               "annotation_files": [str(p) for p in copies.values()], "seconds": time.perf_counter() - began}
+    _write_json(out / MANIFEST, summary)
+    return summary

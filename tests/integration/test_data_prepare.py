@@ -1,0 +1,88 @@
+"""`harness data prepare`: a re-encoded copy with short keyframe intervals that the same reader loads."""
+
+from __future__ import annotations
+
+import json
+
+import av
+import pytest
+
+from harness.cli import main
+from harness.data import load_annotations
+from harness.data.decode import read_clip, scan_video
+from harness.data.prepare import encoded_size, prepare_dataset
+from harness.spec import SpecError
+from tests.integration.test_data_support import truncate, write_kinetics_list
+
+
+def keyframes(path) -> list[int]:
+    """Indices of the key frames of a video, in decoding order."""
+    with av.open(str(path)) as container:
+        return [i for i, packet in enumerate(p for p in container.demux(video=0) if p.size) if packet.is_keyframe]
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    root = write_kinetics_list(tmp_path / "src", videos=5, frames=12)
+    write_kinetics_list(root, videos=2, frames=12, split="val")
+    truncate(root / "train/c1/v001.mp4", root / "train/c1/v001.mp4", share=0.1)  # unusable: skipped, listed
+    return root
+
+
+def test_prepared_copy_has_short_gops_the_same_frames_and_annotations(dataset, tmp_path):
+    out = tmp_path / "prepared"
+    summary = prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4,
+                              progress=False)
+    assert (summary["videos"], summary["prepared"], summary["reused"]) == (7, 6, 0)
+    assert [b["path"] for b in summary["bad"]] == [str(dataset / "train/c1/v001.mp4")]
+    assert summary["storage_ratio"] == pytest.approx(summary["bytes"] / summary["source_bytes"])
+    for split in ("train", "val"):
+        source, copy = load_annotations("kinetics", dataset, split), load_annotations("kinetics", out, split)
+        assert [r.label for r in copy.records] == [r.label for r in source.records]
+        assert [r.path.relative_to(out) for r in copy.records] == [r.path.relative_to(dataset) for r in source.records]
+    video = out / "train/c0/v000.mp4"
+    info, before = scan_video(video), scan_video(dataset / "train/c0/v000.mp4")
+    assert (info.frames, min(info.height, info.width)) == (before.frames, 16)  # every frame, scaled down
+    assert keyframes(video) == [0, 4, 8] and keyframes(dataset / "train/c0/v000.mp4") == [0]
+    assert read_clip(video, [0.0, 0.2, 0.4]).shape[:3] == (3, info.height, info.width)  # T×H×W×C
+    assert json.loads((out / "prepare.json").read_text())["complete"] is True
+    assert not list(out.rglob("*.partial"))
+
+
+def test_prepare_resumes_and_refuses_other_settings_and_the_source_folder(dataset, tmp_path):
+    out = tmp_path / "prepared"
+    prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4, progress=False)
+    (out / "val/c1/v001.mp4").unlink()  # as if the run had stopped before this video
+    kept = (out / "train/c0/v000.mp4").stat().st_mtime_ns
+    again = prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4,
+                            workers=2, progress=False)
+    assert (again["prepared"], again["reused"]) == (1, 5) and (out / "val/c1/v001.mp4").is_file()
+    assert (out / "train/c0/v000.mp4").stat().st_mtime_ns == kept
+    with pytest.raises(SpecError, match="other settings"):
+        prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=8,
+                        progress=False)
+    with pytest.raises(SpecError, match="inside it"):
+        prepare_dataset(dataset, dataset / "copy", name="kinetics", num_classes=4, progress=False)
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    with pytest.raises(SpecError, match="not a prepared copy"):
+        prepare_dataset(dataset, tmp_path / "busy", name="kinetics", num_classes=4, progress=False)
+
+
+def test_encoded_size_keeps_the_aspect_and_even_sides():
+    assert encoded_size(256, 340, 128) == (128, 170)
+    assert encoded_size(33, 47, None) == (32, 46)
+    assert encoded_size(100, 60, 320) == (100, 60)  # never upscaled
+
+
+def test_cli_prepare_reports_bytes_and_how_to_train(dataset, tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert main(["data", "prepare", "--out", str(out), "--quiet", "--workers", "1", "--keyframe-interval", "6",
+                 "data.name=kinetics", f"data.root={dataset}", "data.num_classes=4", "data.crop_size=32",
+                 "data.jitter=[36,48]"]) == 0
+    text = capsys.readouterr().out
+    assert "skipped: " in text and "MiB of source videos" in text and f"data.root={out.resolve()}" in text
+    assert min(scan_video(out / "train/c0/v000.mp4").height, scan_video(out / "train/c0/v000.mp4").width) == 32
+    assert main(["data", "prepare", "--out", str(out), "--quiet", "--keyframe-interval", "0",
+                 "data.name=kinetics", f"data.root={dataset}"]) == 2
+    assert "--keyframe-interval must be >= 1" in capsys.readouterr().err
