@@ -54,11 +54,12 @@ def _prepare_on_rank_zero(scale) -> tuple[str | None, str | None]:
 def run_job(cfg: DictConfig) -> str:
     """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
     from harness.reproduce import suite_data
-    from harness.suite import load_scale, load_suite, resolve_suite
+    from harness.suite import load_scale, load_suite, resolve_suite, suite_scale
     from harness.train.distributed import init_distributed
     from harness.train.loop import train
 
-    suite, scale = load_suite(str(cfg.suite)), load_scale(str(cfg.scale))
+    suite = load_suite(str(cfg.suite))
+    scale = suite_scale(suite, load_scale(str(cfg.scale)))  # synthetic data of the suite's dataset, as reproduce
     suite.require_variants([str(cfg.variant)], "variant")
     overrides = [str(o) for o in cfg.overrides]
     submitit_rank_environment(int(cfg.master_port))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.results import record_path, results_root, reuse_record, run_id, same_run_elsewhere
 from harness.spec import SpecError
-from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite
+from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
 
 log = logging.getLogger("harness.reproduce")
 
@@ -90,15 +90,16 @@ def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
                                workers=max(1, (os.cpu_count() or 1) - 1), **settings)
     cache = None
     if scale.settings.get("frame_cache"):
-        cache = str(_frame_cache(root))
+        cache = str(_frame_cache(root, synth.get("kind", "kinetics")))
     return str(root), cache
 
 
-def _frame_cache(root: Path) -> Path:
+def _frame_cache(root: Path, kind: str = "kinetics") -> Path:
     from harness.data.cache_build import build_frame_cache  # the decoded-frame cache (loader throughput)
+    from harness.data.synth import kind_dataset_name
 
     cache = root.with_name(root.name + "-frames")
-    build_frame_cache(root, cache, workers=max(1, (os.cpu_count() or 1) - 1))
+    build_frame_cache(root, cache, name=kind_dataset_name(kind), workers=max(1, (os.cpu_count() or 1) - 1))
     return cache
 
 
@@ -169,7 +170,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     returns the number of failed runs."""
     suite = load_suite(suite_name)
     suite.require_variants(only or [], "--only")
-    scale = load_scale(scale_name or default_scale())
+    scale = suite_scale(suite, load_scale(scale_name or default_scale()))  # synthetic data of the suite's dataset
     overrides = list(overrides or [])
     if seeds and any(o.startswith("seed=") for o in overrides):
         raise SpecError("Give the seeds either as --seeds or as seed=N, not both.")

@@ -87,6 +87,15 @@ class Scale:
     def synthetic(self) -> dict[str, Any] | None:
         return self.settings.get("synthetic")
 
+    def for_dataset(self, name: str) -> Scale:
+        """This scale with its synthetic data made for dataset `name` (data.name): SSv2's direction classes,
+        Charades' overlapping actions, Kinetics' settings unchanged (see `harness.data.synth.settings_for_dataset`)."""
+        if not self.synthetic:
+            return self
+        from harness.data.synth import settings_for_dataset
+
+        return Scale(self.name, {**self.settings, "synthetic": settings_for_dataset(self.synthetic, name)})
+
 
 def list_suites() -> list[str]:
     return sorted(p.stem for p in (suites_dir() / "experiments").glob("*.yaml"))
@@ -194,8 +203,12 @@ def scale_overrides(spec: RunSpec, scale: Scale, data_root: str | None, cache: s
         out.append(f"data.sampling_rate={s['sampling_rate']}")
     synth = scale.synthetic
     if synth and data_root:
-        out += ["data.name=synthetic", f"data.root={data_root}", f"data.train_videos={synth['videos']}",
-                f"data.num_classes={synth['classes']}"]
+        from harness.data.synth import CHARADES_CLASSES, kind_dataset_name
+
+        kind = synth.get("kind", "kinetics")
+        classes = CHARADES_CLASSES if kind == "charades" else synth["classes"]  # Charades' reader has 157
+        out += [f"data.name={kind_dataset_name(kind)}", f"data.root={data_root}",
+                f"data.train_videos={synth['videos']}", f"data.num_classes={classes}"]
     if cache:
         out.append(f"data.cache={cache}")
     out += [f"train.{k}={_fmt(v)}" for k, v in (s.get("train") or {}).items()]
@@ -244,6 +257,13 @@ class ResolvedRun:
         from harness.results import run_id
 
         return Path(root) / f"{self.run.variant}-{run_id(self.spec)}"
+
+
+def suite_scale(suite: SuiteDef, scale: Scale) -> Scale:
+    """`scale` with its synthetic data made for the dataset of `suite`'s recipes (Scale.for_dataset) when they all
+    train on one; unchanged for a suite of several datasets (all its runs then share the Kinetics-like data)."""
+    names = {compose([f"recipe={run.recipe}", *run.overrides]).data.name for run in suite.runs}
+    return scale.for_dataset(names.pop()) if len(names) == 1 else scale
 
 
 def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,

@@ -163,6 +163,34 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
     return cfg
 
 
+def dataset_kind(name: str) -> str:
+    """The synthetic kind that keeps the nature of dataset `name` (data.name): ssv2, charades, else kinetics."""
+    return name if name in ("ssv2", "charades") else "kinetics"
+
+
+def kind_dataset_name(kind: str) -> str:
+    """The data.name whose reader reads a synthetic dataset of `kind`."""
+    return "synthetic" if kind == "kinetics" else kind
+
+
+def settings_for_dataset(settings: dict, name: str) -> dict:
+    """A scale's synthetic settings (Kinetics-like, :func:`make_synthetic_dataset` keywords plus `preset`) made
+    for dataset `name`: unchanged for Kinetics; with the matching kind otherwise, at most as many classes as the
+    kind has, and for Charades three times the frames and neither hidden actors nor label noise (single-label
+    notions)."""
+    kind = dataset_kind(name)
+    if kind == "kinetics" or settings.get("kind"):
+        return settings
+    out = {**settings, "kind": kind}
+    if "classes" in out:
+        out["classes"] = min(out["classes"], max_classes(kind))
+    if kind == "charades":
+        out = {k: v for k, v in out.items() if k not in ("hidden", "label_noise")}
+        if "frames" in out:
+            out["frames"] = out["frames"] * CHARADES_LENGTH
+    return out
+
+
 # ---------------------------------------------------------------- classes
 def max_classes(kind: str = "kinetics") -> int:
     if kind == "ssv2":

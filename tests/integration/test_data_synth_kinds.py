@@ -1,6 +1,6 @@
 """The SSv2-like and Charades-like synthetic kinds: their nature (direction classes a flip swaps; several
-overlapping actions per video), their annotation layouts read by the dataset readers, and a tiny training run of
-each dataset's recipe on them."""
+overlapping actions per video), their annotation layouts read by the dataset readers, a tiny training run of
+each dataset's recipe on them, and the scales making the kind of a suite's dataset."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness import cli_data
+from harness import cli_data, cli_train
 from harness.config import compose
 from harness.data import load_annotations, scan_video
 from harness.data.clip_dataset import VideoClipDataset
@@ -23,8 +23,9 @@ from harness.data.synth import (
     render_ssv2_video,
     ssv2_mirror,
 )
+from harness.reproduce import reproduce
 from harness.spec import SpecError
-from harness.suite import load_scale, scale_overrides
+from harness.suite import load_scale, load_suite, resolve_suite, scale_overrides, suite_scale
 from harness.train.loop import train
 
 TINY = {"videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
@@ -181,3 +182,40 @@ def test_cli_synth_kinds(tmp_path, capsys):
         assert f"data.name={name} " in capsys.readouterr().out
         assert len(load_annotations(name, out, "val")) == 1
         assert json.loads((out / "synth.json").read_text())["kind"] == kind
+
+
+# ---------------------------------------------------------------- scales
+def test_scales_make_synthetic_data_of_the_suites_dataset():
+    for scale_name in ("smoke", "proxy"):
+        scale = load_scale(scale_name)
+        assert suite_scale(load_suite("kinetics_main"), scale) == scale  # Kinetics: the scale's data as it is
+        ssv2 = suite_scale(load_suite("ssv2"), scale).synthetic
+        assert ssv2 == {**scale.synthetic, "kind": "ssv2"}
+        charades = suite_scale(load_suite("charades"), scale).synthetic
+        assert charades["kind"] == "charades" and charades["frames"] == 3 * scale.synthetic["frames"]
+        assert "hidden" not in charades and charades["videos"] == scale.synthetic["videos"]
+        preset_config(**charades)  # settings the generator accepts
+    smoke = load_scale("smoke")
+    for name, data_name, classes in (("ssv2", "ssv2", 4), ("charades", "charades", 157)):
+        suite = load_suite(name)
+        runs = resolve_suite(suite, suite_scale(suite, smoke), [], "/data/synthetic")
+        assert {(r.spec.data.name, r.spec.data.num_classes) for r in runs} == {(data_name, classes)}
+
+
+def test_train_at_a_scale_makes_the_recipes_kind(tmp_path):
+    seen = []
+
+    def prepare(scale):
+        seen.append(scale.synthetic.get("kind"))
+        return "/data/synthetic", None
+
+    overrides = cli_train.scaled_overrides(["recipe=ssv2_slowfast_r50_16x8", "scale=smoke"], prepare)
+    assert seen == ["ssv2"] and compose(overrides).data.name == "ssv2"
+    cli_train.scaled_overrides(["scale=smoke"], prepare)
+    assert seen == ["ssv2", None]  # the default Kinetics recipe: the scale's settings as they are
+
+
+def test_reproduce_dry_run_uses_the_suites_kind(tmp_path, capsys):
+    assert reproduce("ssv2", "smoke", dry_run=True, results=tmp_path, report=False) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " train " in line]
+    assert lines and all("data.name=ssv2" in line and "data.num_classes=4" in line for line in lines)
