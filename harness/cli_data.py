@@ -120,10 +120,19 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from harness.data.clip_dataset import VideoClipDataset
-    from harness.measure.data_bench import bench_loader, format_bench
+    from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
     from harness.schedule import build_plan
 
     spec = _compose(args.overrides)
+    consumer = None
+    if args.consumer:
+        try:
+            consumer = json.loads(Path(args.consumer).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            raise SpecError(f"--consumer {args.consumer}: cannot read it as a `harness profile --out` record "
+                            f"({err}).") from None
+        if not isinstance(consumer, dict) or not isinstance(consumer.get("shapes"), list):
+            raise SpecError(f"--consumer {args.consumer} is not a `harness profile --out` record (no 'shapes').")
     cache = args.cache or spec.data.cache
     # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them.
     spec = spec.replace(data=dataclasses.replace(spec.data, cache=None))
@@ -135,7 +144,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         plan = build_plan(spec)
     except SpecError:  # a tiny benchmark set cannot fill the planned batches; the shapes do not depend on its size
         plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
-    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached)
+    prepared = None
+    if args.prepared:  # the same videos, re-encoded by `harness data prepare`
+        prepared = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, root=args.prepared)),
+                                              "train", decode_threads=args.threads)
+    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
+                          consumer=consumer, preset=synthetic_preset(spec.data.root))
+    record["prepared"] = args.prepared
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -230,6 +245,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
+    bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "
+                                          "`harness data prepare`")
+    bench.add_argument("--consumer", help="a `harness profile --out` record of the same recipe on the training GPU: "
+                                          "adds what the trainer consumes per shape (consumer_clips_per_s)")
     bench.add_argument("--out", help="write the JSON record here")
     bench.add_argument("--json", action="store_true", help="print the JSON record instead of a table")
     bench.add_argument("overrides", nargs="*", help="key=value overrides")

@@ -10,7 +10,9 @@ and the whole loader on the cache, so the two can be compared shape by shape in 
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -115,8 +117,9 @@ def environment() -> dict[str, Any]:
 
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
-                 cached: VideoClipDataset | None) -> dict[str, Any]:
-    """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache, if given)."""
+                 cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None) -> dict[str, Any]:
+    """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache and the prepared
+    copy, if given)."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
     decode, frames = _decode_rate(dataset, reqs)
     batch = max(1, min(shape["per_gpu_batch"], clips // 4))  # several batches, so workers overlap
@@ -126,15 +129,57 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     if cached is not None:
         row["cache_read_clips_per_s"] = _cache_read_rate(cached, reqs)
         row["cache_loader_clips_per_s"] = {str(w): _loader_rate(cached, reqs, batch, w) for w in workers}
+    if prepared is not None:
+        row["prepared_loader_clips_per_s"] = {str(w): _loader_rate(prepared, reqs, batch, w) for w in workers}
     return row
 
 
+# Loader paths of the record's `paths[]`: (name, the per-shape column of loader clips/s by worker count).
+PATHS = (("pyav", "loader_clips_per_s"), ("pyav_prepared", "prepared_loader_clips_per_s"),
+         ("cache", "cache_loader_clips_per_s"))
+
+
+def _video_bytes(dataset: VideoClipDataset) -> int:
+    return sum(r.path.stat().st_size for r in dataset.records if r.path.is_file())
+
+
+def loader_paths(rows: list[dict[str, Any]], storage_ratio: dict[str, float | None]) -> list[dict[str, Any]]:
+    """Per loader path measured: its storage against the source videos and, per shape, the best whole-loader
+    clips/s over the worker counts (and which count gave it)."""
+    paths = []
+    for name, column in PATHS:
+        if not rows or column not in rows[0]:
+            continue
+        shapes = []
+        for r in rows:
+            workers, rate = max(r[column].items(), key=lambda item: item[1])
+            shapes.append({"t": r["t"], "s": r["s"], "clips_per_s": rate, "workers": int(workers)})
+        paths.append({"name": name, "storage_ratio": storage_ratio.get(name), "shapes": shapes})
+    return paths
+
+
+def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
+    """Clips/s the trainer consumes per (t, s), from a `harness profile` record's timed shapes (per-GPU batch /
+    step time; the fastest layout where a shape comes with several BN layouts)."""
+    rates: dict[tuple[int, int], float] = {}
+    for row in profile.get("shapes", []):
+        ms = row.get("median_ms")
+        if isinstance(ms, (int, float)) and ms > 0:
+            key = (int(row["t"]), int(row["s"]))
+            rates[key] = max(rates.get(key, 0.0), row["batch"] * 1e3 / ms)
+    return rates
+
+
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
-                 seed: int = 0, cached: VideoClipDataset | None = None) -> dict[str, Any]:
+                 seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
+                 consumer: dict[str, Any] | None = None, preset: str | None = None) -> dict[str, Any]:
     """The benchmark record: per planned shape, decode, resample and loader clips/s (by worker count).
 
     `cached`: the same dataset reading a frame cache; adds per shape `cache_read_clips_per_s` and
     `cache_loader_clips_per_s` (by worker count), and the record's `cache` (folder, short side, bytes).
+    `prepared`: the same videos in a copy made by `harness data prepare`; adds `prepared_loader_clips_per_s`.
+    `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
+    `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
     """
     rows = []
     # One intra-op thread, as in DataLoader workers: the in-process columns are then per-process rates, and
@@ -143,16 +188,40 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     torch.set_num_threads(1)
     try:
         for shape in planned_loader_shapes(plan):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared))
     finally:
         torch.set_num_threads(threads)
     cache = None
     if cached is not None and cached.cache is not None:
         cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
                  "bytes": cached.cache.index["bytes"]}
-    return {**environment(), "kind": "data-bench", "dataset": {
+    source = _video_bytes(dataset)
+    ratios: dict[str, float | None] = {"pyav": 1.0}
+    if prepared is not None:
+        ratios["pyav_prepared"] = _video_bytes(prepared) / source if source else None
+    if cache is not None:  # the cache holds train and val, so its bytes are set against both splits' videos
+        sizes = [v.get("size") for v in cached.cache.index.get("videos", {}).values()]
+        ratios["cache"] = cache["bytes"] / sum(sizes) if sizes and all(sizes) else None
+    if consumer is not None:
+        consumed = consumer_rates(consumer)
+        for row in rows:
+            row["consumer_clips_per_s"] = consumed.get((row["t"], row["s"]))
+    return {**environment(), "kind": "data-bench", "preset": preset, "dataset": {
         "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
-        "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache, "shapes": rows}
+        "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache,
+        "paths": loader_paths(rows, ratios), "shapes": rows}
+
+
+def synthetic_preset(root: str | Path | None) -> str | None:
+    """The synthetic preset whose frame size and length a dataset made by `harness data synth` has, if any."""
+    from harness.data.synth import PRESETS
+
+    try:
+        made = json.loads((Path(root) / "synth.json").read_text(encoding="utf-8"))
+    except (TypeError, OSError, ValueError):
+        return None
+    return next((name for name, cfg in PRESETS.items()
+                 if list(cfg.size) == made.get("size") and cfg.frames == made.get("frames")), None)
 
 
 def format_bench(record: dict[str, Any]) -> str:
@@ -173,4 +242,15 @@ def format_bench(record: dict[str, Any]) -> str:
             line += f" {r['cache_read_clips_per_s']:>9.1f} " + " ".join(
                 f"{r['cache_loader_clips_per_s'][w]:>9.1f}" for w in workers)
         lines.append(line)
+    shapes = [f"{r['t']}x{r['s']}" for r in record["shapes"]]
+    if record.get("paths"):
+        lines.append("best loader clips/s per path (" + ", ".join(shapes) + "):")
+    for path in record.get("paths", []):
+        ratio = path["storage_ratio"]
+        lines.append(f"  {path['name']:<14} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
+                     + ", ".join(f"{p['clips_per_s']:.1f}" for p in path["shapes"]))
+    if any(r.get("consumer_clips_per_s") for r in record["shapes"]):
+        lines.append("  the trainer consumes: " + ", ".join(
+            "?" if r.get("consumer_clips_per_s") is None else f"{r['consumer_clips_per_s']:.1f}"
+            for r in record["shapes"]))
     return "\n".join(lines)

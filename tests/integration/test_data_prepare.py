@@ -86,3 +86,34 @@ def test_cli_prepare_reports_bytes_and_how_to_train(dataset, tmp_path, capsys):
     assert main(["data", "prepare", "--out", str(out), "--quiet", "--keyframe-interval", "0",
                  "data.name=kinetics", f"data.root={dataset}"]) == 2
     assert "--keyframe-interval must be >= 1" in capsys.readouterr().err
+
+
+def test_bench_measures_every_loader_path_beside_what_the_trainer_consumes(tmp_path, capsys):
+    root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
+    data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=3", "data.num_frames=8",
+            "data.crop_size=32", "data.jitter=[36,48]", "data.train_videos=6"]
+    prepared, cache = tmp_path / "prepared", tmp_path / "cache"
+    assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
+    assert main(["data", "cache", "--out", str(cache), "--workers", "1", "--quiet", *data]) == 0
+    first = tmp_path / "first.json"
+    bench = ["data", "bench", "--clips", "4", "--workers", "0", "--cache", str(cache), "--prepared", str(prepared)]
+    assert main([*bench, "--out", str(first), *data]) == 0
+    record = json.loads(first.read_text())
+    paths = {p["name"]: p for p in record["paths"]}
+    assert set(paths) == {"pyav", "pyav_prepared", "cache"}
+    assert paths["pyav"]["storage_ratio"] == 1.0
+    assert paths["pyav_prepared"]["storage_ratio"] > 0 and paths["cache"]["storage_ratio"] > 1  # raw frames
+    shapes = [(r["t"], r["s"]) for r in record["shapes"]]
+    assert all([(p["t"], p["s"]) for p in path["shapes"]] == shapes for path in paths.values())
+    assert all(p["clips_per_s"] > 0 for path in paths.values() for p in path["shapes"])
+    assert "best loader clips/s per path" in capsys.readouterr().out
+
+    profile = tmp_path / "profile.json"  # as `harness profile --out` writes it: per-GPU batch and step time
+    profile.write_text(json.dumps({"shapes": [{"t": t, "s": s, "batch": 4, "median_ms": 100.0} for t, s in shapes]}))
+    second = tmp_path / "second.json"
+    assert main([*bench, "--consumer", str(profile), "--out", str(second), *data]) == 0
+    assert all(r["consumer_clips_per_s"] == 40.0 for r in json.loads(second.read_text())["shapes"])
+    assert "the trainer consumes" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text("[]")
+    assert main([*bench, "--consumer", str(tmp_path / "bad.json"), *data]) == 2
+    assert "not a `harness profile --out` record" in capsys.readouterr().err
