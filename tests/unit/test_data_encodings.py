@@ -96,11 +96,16 @@ def test_data_check_and_train_report_the_encoding_without_a_traceback(tmp_path, 
     report = check_dataset("kinetics400", tmp_path, 4)
     assert [(e["file"].endswith("val.csv"), e["line"]) for e in report["annotation_errors"]] == [(True, 3)]
     assert not report["ok"]
+    train = ["train", "data.name=kinetics400", f"data.root={tmp_path}", "data.num_classes=4",
+             "data.train_videos=4", "num_gpus=1", "solver.batch_size=2", "multigrid.long_cycle=false",
+             "multigrid.short_cycle=false", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
+             f"output_dir={tmp_path / 'out'}", "train.device=cpu"]
+    code = main(train)  # the validation list alone is Latin-1
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "val.csv, line 3" in err and "re-save the file as UTF-8" in err
     _kinetics_list(tmp_path, "train", encoding="latin-1")
-    code = main(["train", "data.name=kinetics400", f"data.root={tmp_path}", "data.num_classes=4",
-                 "data.train_videos=4", "num_gpus=1", "solver.batch_size=2", "multigrid.long_cycle=false",
-                 "multigrid.short_cycle=false", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
-                 f"output_dir={tmp_path / 'out'}", "train.device=cpu"])
+    code = main(train)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "train.csv, line 3" in err and "re-save the file as UTF-8" in err
