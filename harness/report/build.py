@@ -275,7 +275,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     base_record = suite_baseline(recs[0], suite, chosen) if recs else None
     base_row = next((r for r in by_id["runs"].rows if base_record is not None
                      and r.get("variant") == base_record.get("variant")), None)
-    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale),
+    run_gpu = ((base_record or {}).get("hardware") or {}).get("gpu")
+    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu),
                           verdict.convergence_table(by_id["runs"].rows)) if t is not None]
     tables[:0] = answer
     if scale == "smoke":  # ratios as the headline, wall-clock marked not indicative

@@ -78,23 +78,31 @@ def convergence_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
             f"({longest:g}→{2 * longest:g} not run).")
 
 
-def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None) -> dict[str, float]:
-    """variant → compute-only predicted speedup, from a `harness profile --suite` record at the runs' scale."""
-    for profile in profiles:
-        if profile.get("scale") == scale:
-            return {str(r["variant"]): float(r["predicted_speedup"]) for r in profile.get("runs", [])
-                    if r.get("predicted_speedup")}
-    return {}
+def _profile_gpu(profile: Mapping[str, Any]) -> str | None:
+    return ((profile.get("provenance") or {}).get("hardware") or {}).get("gpu")
+
+
+def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None,
+                      gpu: str | None = None) -> tuple[dict[str, float], str | None]:
+    """variant → compute-only predicted speedup, from a `harness profile --suite` record at the runs' scale (one
+    of the runs' card `gpu` where there is one), and the card the profile ran on."""
+    at_scale = [p for p in profiles if p.get("scale") == scale]
+    for profile in sorted(at_scale, key=lambda p: _profile_gpu(p) != gpu):
+        return {str(r["variant"]): float(r["predicted_speedup"]) for r in profile.get("runs", [])
+                if r.get("predicted_speedup")}, _profile_gpu(profile)
+    return {}, None
 
 
 def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any] | None,
-                  profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None) -> Table | None:
+                  profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None,
+                  gpu: str | None = None) -> Table | None:
     """Every run against the suite's 1.0× baseline: accuracy difference with its 95% interval (±1.96 standard
     errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
-    compute-only bound `harness profile` predicts for the same shapes."""
+    compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
+    from it exists; the note says when the bound comes from another card)."""
     if baseline is None or baseline.get("top1") is None:
         return None
-    bound = _profile_speedups(profiles, scale)
+    bound, bound_gpu = _profile_speedups(profiles, scale, gpu)
     base_se = standard_error(baseline) or 0.0
     out = []
     for r in rows:
@@ -117,7 +125,10 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
              "A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of the "
              "difference (over seeds where a run has several, else from its validation videos). Compute-only "
              "bound: the speedup `harness profile` predicts from timed steps of the same shapes on random clips "
-             "(no data, no graph capture), on the GPU of the profile record.",)
+             "(no data, no graph capture), on the GPU of the profile record"
+             + (f" ({bound_gpu})" if bound_gpu else "") + "."
+             + (f" The runs ran on {gpu}: measured / bound compares two cards until a profile on the runs' card is "
+                "recorded." if bound_gpu and gpu and bound_gpu != gpu else ""),)
     return Table("verdict", "Verdict per run: accuracy kept, at what speedup", columns, tuple(out), notes)
 
 

@@ -74,6 +74,16 @@ def test_verdict_table_says_whether_a_run_keeps_the_baselines_accuracy():
     assert kept["keeps"] == "yes" and kept["of_bound"] == pytest.approx(1.0)  # −1 point is within ±2.5
     assert lost["keeps"] == "no" and lost["bound"] is None
 
+    def on(gpu, speedup):
+        return {"scale": "proxy", "provenance": {"hardware": {"gpu": gpu}},
+                "runs": [{"variant": "mg_1.5", "predicted_speedup": speedup}]}
+
+    # The runs' card's profile is the bound where there is one; another card's is named as such.
+    table = verdict_table(rows, rows[0], [on("H100", 2.0), on("H200", 2.5)], "proxy", gpu="H200")
+    assert table.rows[0]["bound"] == 2.5 and "compares two cards" not in table.notes[0]
+    table = verdict_table(rows, rows[0], [on("H100", 2.0)], "proxy", gpu="H200")
+    assert table.rows[0]["bound"] == 2.0 and "(H100)" in table.notes[0] and "ran on H200" in table.notes[0]
+
 
 def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_time():
     rows = _runs(("baseline", 20, 0.5, 60.0, 50), ("baseline", 40, 1.0, 80.0, 100),
