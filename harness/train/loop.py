@@ -75,9 +75,10 @@ def _eval_options(spec: RunSpec) -> dict[str, int]:
 
 
 def _datasets(spec: RunSpec, min_frames: int) -> tuple[VideoClipDataset, VideoClipDataset]:
-    # Training videos shorter than `min_frames` are unusable (replaced and counted), as `harness data check` says.
+    # Videos shorter than `min_frames` are unusable in both splits, as `harness data check` says of them: training
+    # replaces them, evaluation leaves them unscored (videos_scored), both count them in the record's bad_videos.
     train_set = VideoClipDataset.from_spec(spec, "train", min_frames=min_frames)
-    val_set = VideoClipDataset.from_spec(spec, "val", **_eval_options(spec))
+    val_set = VideoClipDataset.from_spec(spec, "val", min_frames=min_frames, **_eval_options(spec))
     check_num_classes(spec, train_set.num_classes, spec.data.root)
     return train_set, val_set
 
@@ -251,7 +252,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
         outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
     if spec.train.train_eval_videos:
-        final.update(_train_scores(spec, net, multilabel, prepare, autocast, info, state, bad))
+        final.update(_train_scores(spec, net, multilabel, prepare, autocast, info, state, bad, train_set.min_frames))
     state.evals.append(final)
     record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
     # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
@@ -312,10 +313,10 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
 
 
 def _train_scores(spec: RunSpec, net: nn.Module, multilabel: bool, prepare, autocast, info: DistInfo,
-                  state: TrainState, bad: BadVideoLog) -> dict[str, Any]:
+                  state: TrainState, bad: BadVideoLog, min_frames: int) -> dict[str, Any]:
     """The final model scored on `train.train_eval_videos` training videos (evenly spaced through the list) with
     the evaluation views: beside the validation score it tells underfitting from memorising."""
-    train_views = VideoClipDataset.from_spec(spec, "train", train=False, **_eval_options(spec))
+    train_views = VideoClipDataset.from_spec(spec, "train", train=False, min_frames=min_frames, **_eval_options(spec))
     n = len(train_views.records)
     count = min(spec.train.train_eval_videos, n)
     picked = sorted({i * n // count for i in range(count)})

@@ -61,9 +61,12 @@ def test_unwritable_output_dir_fails_before_any_work(tmp_path):
 def test_videos_shorter_than_a_clip_are_skipped_as_data_check_says(tiny_root, tmp_path):
     root = tmp_path / "data"
     shutil.copytree(tiny_root, root)
-    videos = [line.split()[0] for line in (root / "train.csv").read_text().splitlines()]
-    write_video(root / videos[0], n=1, w=64, h=48)
-    write_video(root / videos[1], n=5, w=64, h=48)
+    short = []
+    for split in ("train", "val"):  # a 1-frame and a 5-frame video in each split
+        videos = [line.split()[0] for line in (root / f"{split}.csv").read_text().splitlines()]
+        write_video(root / videos[0], n=1, w=64, h=48)
+        write_video(root / videos[1], n=5, w=64, h=48)
+        short += [Path(videos[0]).name, Path(videos[1]).name]
     spec = compose(tiny_overrides(root, tmp_path / "run"))
     min_frames = min_clip_frames(build_plan(spec))
     assert min_frames == 8  # the baseline's clips
@@ -71,8 +74,9 @@ def test_videos_shorter_than_a_clip_are_skipped_as_data_check_says(tiny_root, tm
     flagged = {Path(u["path"]).name: u["reason"].split(":")[0] for u in report["unreadable"]}
     record = train(spec)
     skipped = {Path(f["path"]).name: f["reason"].split(":")[0] for f in record["bad_videos"]["files"]}
-    assert skipped == flagged == {Path(videos[0]).name: "too_short", Path(videos[1]).name: "too_short"}
-    assert record["bad_videos"]["by_reason"] == {"too_short": 2} and record["bad_videos"]["failed_reads"] >= 4
+    assert skipped == flagged == dict.fromkeys(short, "too_short")
+    assert record["bad_videos"]["by_reason"] == {"too_short": 4} and record["bad_videos"]["failed_reads"] >= 4
+    assert (record["final"]["videos"], record["final"]["videos_scored"]) == (4, 2)  # validation skips them too
 
 
 @pytest.mark.parametrize(("recipe", "frames"), [("k400_slowfast_r50_8x8", 32), ("ssv2_slowfast_r50_16x8", 1)])
