@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +92,19 @@ def test_scaled_keys_given_together_are_accepted():
     spec = compose(cli_train.scaled_overrides(["scale=smoke", "solver.max_epoch=12", "solver.steps=[0,8,10]"]))
     assert (spec.solver.max_epoch, spec.solver.steps, spec.num_gpus) == (12, (0, 8, 10), 1)
     assert compose(cli_train.scaled_overrides(["scale=paper"])) == compose([])
+
+
+def test_the_readmes_first_train_example_is_smoke_sized(capsys):
+    """The Quick start's first `harness train` command is a new user's first run: about 20 s on 2 idle CPU cores,
+    synthetic data included (38 iterations of the 1/16-width recipe at 32 px). Its size is guarded here, its time
+    is not (CI machines vary): the recipe at another scale would run for hours."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    line = next(x for x in quick_start.splitlines() if x.strip().startswith("harness train"))
+    argv = shlex.split(line, comments=True)[2:]
+    assert "scale=smoke" in argv
+    spec = compose(cli_train.scaled_overrides(argv, _fake_prepare([])))
+    assert (spec.num_gpus, spec.model.width, spec.data.crop_size) == (1, 0.0625, 32)
+    assert main(["plan", "--json", *argv]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["iterations"] <= 60 and plan["forward_cost"] <= 100  # 38 and 77 baseline clips of 16×32²
