@@ -253,7 +253,8 @@ class BadVideoLog:
             self.failed_reads += 1
             if path not in self.files:
                 self.files[path] = reason
-                self.logger.warning("unreadable video replaced by another: %s (%s)", path, reason)
+                # Training draws another video in its place; evaluation leaves it unscored.
+                self.logger.warning("unreadable video skipped: %s (%s)", path, reason)
 
     def as_dict(self) -> dict[str, Any]:
         """Counts for the run record: failed reads, distinct bad files, files per reason, and the files."""

@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from harness.data.check import min_clip_frames
-from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
+from harness.data.clip_dataset import BadVideoLog, DataError, VideoClipDataset, collate_clips, collate_eval
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
@@ -309,6 +309,11 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
                        info.device, info.distributed, on_failures=bad.update)
     metrics["videos"] = len(chosen)
     state.meter.eval_s += time.perf_counter() - start
+    if chosen and metrics["videos_scored"] == 0:  # else a NaN accuracy would be recorded as the run's result
+        listed = {str(val_set.records[v].path) for v in chosen}
+        example = next((f" (e.g. {p}: {r})" for p, r in bad.files.items() if p in listed), "")
+        raise DataError(f"None of the {len(chosen)} videos evaluated could be read{example}. "
+                        f"Run 'harness data check' on the dataset.")
     return {"epoch": epoch, "iteration": state.iteration, **metrics}
 
 

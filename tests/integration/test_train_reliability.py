@@ -100,3 +100,18 @@ def test_a_dataset_of_bad_videos_ends_with_its_message_not_a_traceback(tiny_root
     assert code == 2
     assert "harness train: error: 11 videos in a row could not be read (last: " in err  # after the progress bar
     assert "Run 'harness data check' on the dataset." in err and "Traceback" not in err and "Caught" not in err
+
+
+def test_a_validation_split_of_bad_videos_ends_with_its_message_not_a_nan_score(tiny_root, tmp_path, capsys):
+    from harness.cli import main
+
+    root = tmp_path / "data"
+    shutil.copytree(tiny_root, root)
+    for line in (root / "val.csv").read_text().splitlines():
+        (root / line.split()[0]).write_text("not a video")
+    code = main(["train", *tiny_overrides(root, tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "harness train: error: None of the 4 videos evaluated could be read (e.g. " in err
+    assert "Run 'harness data check' on the dataset." in err
+    assert not (tmp_path / "run" / "record.json").exists()  # no record of a NaN accuracy
