@@ -49,13 +49,15 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _compose(overrides: list[str]):
+    from harness.cli_train import scaled_overrides
     from harness.config import compose
 
-    spec = compose(overrides)
-    if spec.data.root is None:
+    if compose(overrides).data.root is None:  # checked before a scale would fill in its synthetic data's place
         raise SpecError("Set data.root=DIR (and data.name=NAME) to say which dataset to use, e.g. "
                         "'harness data check data.name=synthetic data.root=/data/synth'.")
-    return spec
+    # scale=NAME shrinks the recipe as `harness train` does, so that the shortest planned clip (data check's
+    # too-short threshold) and the planned shapes (cache, bench) are those of the run the data is checked for.
+    return compose(scaled_overrides(overrides))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

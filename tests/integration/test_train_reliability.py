@@ -79,6 +79,21 @@ def test_videos_shorter_than_a_clip_are_skipped_as_data_check_says(tiny_root, tm
     assert (record["final"]["videos"], record["final"]["videos_scored"]) == (4, 2)  # validation skips them too
 
 
+def test_data_check_applies_the_scale_as_train_does(tiny_root, capsys):
+    """`scale=smoke` halves the recipe's frames: data check's too-short threshold follows, as training's does."""
+    import json
+
+    from harness import cli_train
+    from harness.cli import main
+
+    for scale in ([], ["scale=smoke"]):
+        overrides = ["data.name=synthetic", f"data.root={tiny_root}", "data.num_classes=4", *scale]
+        assert main(["data", "check", *overrides, "--json"]) == 0
+        checked = json.loads(capsys.readouterr().out)["min_frames"]
+        assert checked == min_clip_frames(build_plan(compose(cli_train.scaled_overrides(overrides))))
+        assert checked == (4 if scale else 8)
+
+
 @pytest.mark.parametrize(("recipe", "frames"), [("k400_slowfast_r50_8x8", 32), ("ssv2_slowfast_r50_16x8", 1)])
 def test_the_shortest_usable_video(recipe, frames):
     """The baseline clip for strided windows; any video for SSv2's segment sampling, which repeats frames of
