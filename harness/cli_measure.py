@@ -24,6 +24,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from harness.cli_train import scaled_overrides
     from harness.config import compose
     from harness.measure.predict import profile_plan, profile_summary
     from harness.provenance import provenance
@@ -54,7 +55,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
                   f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
-    spec = compose(args.overrides)
+    spec = compose(scaled_overrides(args.overrides))  # scale=NAME as `harness train` applies it
     keys = set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(baseline_spec(spec))))
     if loader is not None:
         from harness.measure.loader_bound import require_rates

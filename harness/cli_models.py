@@ -19,6 +19,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 def cmd_models_check(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from harness.cli_train import scaled_overrides
     from harness.config import compose
     from harness.models import build_model
     from harness.models.check import check_shapes
@@ -30,7 +31,7 @@ def cmd_models_check(args: argparse.Namespace) -> int:
         overrides.append(f"model.target={args.model}")
     else:
         overrides.append(f"model.name={args.model}")
-    spec = compose(overrides)
+    spec = compose(scaled_overrides(overrides))  # scale=NAME as `harness train` applies it
     plan = build_plan(spec)
     model = build_model(spec.model, spec.data.num_classes)
     shapes = planned_clip_sizes(plan)

@@ -108,3 +108,27 @@ def test_the_readmes_first_train_example_is_smoke_sized(capsys):
     assert main(["plan", "--json", *argv]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["iterations"] <= 60 and plan["forward_cost"] <= 100  # 38 and 77 baseline clips of 16×32²
+
+
+def test_profile_and_models_check_apply_the_scale(monkeypatch):
+    """Every command that plans a run applies scale= as `harness train` does, instead of recording it unused."""
+    import harness.measure.predict
+    import harness.models.check
+
+    seen = []
+
+    class Seen(Exception):
+        pass
+
+    def stop(spec_or_model, *args, **kwargs):
+        seen.append(spec_or_model if not args else args[0])
+        raise Seen
+
+    monkeypatch.setattr(harness.measure.predict, "profile_plan", stop)
+    monkeypatch.setattr(harness.models.check, "check_shapes", stop)
+    for argv in (["profile", "scale=smoke", "--json"], ["models", "check", "i3d_r50", "scale=smoke", "--json"]):
+        with pytest.raises(Seen):
+            main(argv)
+    spec, shapes = seen
+    assert (spec.scale, spec.model.width, spec.data.crop_size, spec.data.num_frames) == ("smoke", 0.0625, 32, 16)
+    assert max(s for _, s in shapes) == 32  # the smoke scale's planned shapes, not the recipe's 224 px
