@@ -2,9 +2,9 @@
 
 The step-time profiles say which shapes are slow; this says how much of it one BN layer is. For an
 activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN; sub-batch BN with
-contiguous blocks (on GPU also through the fused kernels) and with the reference's interleaved groups; and,
-under torchrun, BN synchronised over all processes (on GPU with the fused kernels and with the portable ops),
-beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
+contiguous blocks (on GPU also through the fused kernels and as one grouped reduction compiled by inductor) and
+with the reference's interleaved groups; and, under torchrun, BN synchronised over all processes (on GPU with the
+fused kernels and with the portable ops), beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.d
             bn = MultigridBatchNorm3d(c)
             bn.num_splits, bn.fused_sub_batch = splits, True
             add(f"sub-batch fused blocks k={splits}", bn)
+            bn = MultigridBatchNorm3d(c)  # one grouped reduction compiled by inductor (compiled before timing)
+            bn.num_splits, bn.compiled_sub_batch = splits, True
+            add(f"sub-batch compiled k={splits}", bn)
     if world > 1:
         # The default path (fused on GPU), and on GPU also the portable ops for comparison.
         for fused in ((True, False) if on_gpu else (True,)):

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
+from harness.models.grouped_bn import compiled_grouped_batch_norm
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
@@ -53,6 +54,9 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         # On CUDA, sub-batch BN with fused_bn's block kernels instead of cuDNN per block. Off until a GPU shows it
         # faster (`harness bn-bench` times both).
         self.fused_sub_batch = False
+        # On CUDA, sub-batch BN as one grouped reduction compiled by inductor (grouped_bn); off until a GPU shows
+        # it faster (`harness bn-bench` times it beside the others).
+        self.compiled_sub_batch = False
 
     def _update_factor(self) -> float:
         """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
@@ -74,7 +78,9 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        if x.is_cuda and self.fused_sub_batch:
+        if x.is_cuda and self.compiled_sub_batch:
+            out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)
+        elif x.is_cuda and self.fused_sub_batch:
             out, group_mean, group_var = fused_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
         else:
             out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k)

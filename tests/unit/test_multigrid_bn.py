@@ -6,6 +6,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.models import MultigridBatchNorm3d, build_model, multigrid_bns, set_bn_layout
+from harness.models.grouped_bn import grouped_batch_norm
 from harness.spec import ModelSpec
 
 
@@ -82,6 +83,40 @@ def test_fused_sub_batch_bn_matches_independent_implementation_on_gpu(k):
     with torch.autocast("cuda", dtype=torch.bfloat16):
         fused_out = bn(x.bfloat16())
     torch.testing.assert_close(fused_out.float(), plain(x), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("channels_last", [True, False], ids=["channels_last", "contiguous"])
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_grouped_reduction_matches_independent_implementation(k, channels_last):
+    """The grouped-reduction sub-batch BN (what inductor compiles on GPU) run eagerly: outputs, gradients, group
+    statistics and memory format against the plain loop."""
+    torch.manual_seed(k)
+    fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
+    x = (torch.randn(2 * k, 5, 3, 4, 4) * torch.linspace(0.5, 3, 2 * k).view(-1, 1, 1, 1, 1)).contiguous(
+        memory_format=fmt).requires_grad_()
+    weight, bias = torch.rand(5, requires_grad=True), torch.randn(5, requires_grad=True)
+    out, group_mean, group_var = grouped_batch_norm(x, weight, bias, k, 1e-5)
+    x_ref, w_ref, b_ref = (t.detach().clone().requires_grad_() for t in (x, weight, bias))
+    ref, _, _ = independent_sub_bn(x_ref, w_ref, b_ref, k)
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+    assert out.is_contiguous(memory_format=fmt) or not channels_last
+    blocks = x.detach().chunk(k)
+    torch.testing.assert_close(group_mean, torch.stack([b.mean((0, 2, 3, 4)) for b in blocks]))
+    torch.testing.assert_close(group_var, torch.stack([b.var((0, 2, 3, 4), unbiased=True) for b in blocks]))
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    ref.backward(grad)
+    for ours, theirs in ((x.grad, x_ref.grad), (weight.grad, w_ref.grad), (bias.grad, b_ref.grad)):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_compiled_sub_batch_bn_matches_independent_implementation_on_gpu(k):
+    bn = MultigridBatchNorm3d(6)
+    bn.compiled_sub_batch = True
+    _check_against_independent(bn, k, blocks=True, device="cuda")
 
 
 def test_split_one_is_plain_batchnorm():
