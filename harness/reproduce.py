@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from harness.io import require_writable_dir
 from harness.results import record_path, results_root, reuse_record, run_id, same_run_elsewhere
 from harness.spec import SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
@@ -200,6 +201,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             print(line)
         return 0
     if todo:
+        # Before any data or run: the runs' records go there, which would otherwise fail after every run.
+        require_writable_dir(results / suite.name, "--results")
         suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
         n_gpus = gpus if gpus is not None else _local_gpus()
         per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)

@@ -30,7 +30,7 @@ from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.provenance import provenance
-from harness.results import RECORD_VERSION, run_id, write_record
+from harness.results import RECORD_VERSION, record_path, run_id, write_record
 from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
@@ -139,6 +139,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     out = Path(spec.output_dir)
     if info.is_main:  # before any work: an unwritable folder would otherwise fail at the first checkpoint
         require_writable_dir(out, "output_dir")
+        if spec.suite:  # or, for the suite's copy of the record, after the whole run
+            require_writable_dir(record_path(spec, results).parent, "HARNESS_RESULTS_DIR")
     # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
     # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}

@@ -58,6 +58,21 @@ def test_unwritable_output_dir_fails_before_any_work(tmp_path):
         train(spec)
 
 
+def test_an_unwritable_results_folder_fails_before_any_work(tmp_path, capsys):
+    """A suite run's record is also copied to the results folder: found unwritable at the start, not the end."""
+    from harness.cli import main
+
+    spec = compose([*smoke_overrides(tmp_path / "no-data-needed", tmp_path / "out"), "suite=smoke",
+                    "variant=baseline"])
+    with pytest.raises(SpecError, match="'HARNESS_RESULTS_DIR' '/proc/harness-test/results/smoke/smoke' is not a "
+                                        "writable folder"):
+        train(spec, results=Path("/proc/harness-test/results"))
+    code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", "/proc/harness-test/results"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "'--results' '/proc/harness-test/results/smoke' is not a writable folder" in err
+
+
 def test_videos_shorter_than_a_clip_are_skipped_as_data_check_says(tiny_root, tmp_path):
     root = tmp_path / "data"
     shutil.copytree(tiny_root, root)
