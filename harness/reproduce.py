@@ -249,14 +249,20 @@ def _local_gpus() -> int:
 def _write_report(suite: str, results: Path, gpus: int | None) -> None:
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
+        from harness.report.build import FewerRecords
         from harness.report.inputs import NoSuchSetup
     except ImportError:
         print("reports are not available in this version; records are in", results / suite)
         return
     try:
-        path = write_report(suite, results, Path("reports"), gpus=gpus)
-    except NoSuchSetup:  # nothing of this suite recorded on that many GPUs yet: the default setup
-        gpus = None
-        path = write_report(suite, results, Path("reports"))
+        try:
+            path = write_report(suite, results, Path("reports"), gpus=gpus)
+        except NoSuchSetup:  # nothing of this suite recorded on that many GPUs yet: the default setup
+            gpus = None
+            path = write_report(suite, results, Path("reports"))
+    except FewerRecords as err:  # reproduce has no --force or --out: name the command that has them
+        raise SpecError(f"{err.refusal} The runs' records are kept in {results / suite}; to replace the report "
+                        f"anyway run 'harness report --suite {suite} --results {results} --force' (or --out DIR "
+                        f"to write it elsewhere).") from None
     print(runs_text(load_suite_def(suite), load_records(results / suite)[0], gpus=gpus))
     print(f"report: {path}")

@@ -376,6 +376,15 @@ class NoRecords(SpecError):
     """The results folder holds no run record of the suite: there is nothing to report."""
 
 
+class FewerRecords(SpecError):
+    """The report would replace one built from more run records (`refusal` says which, without the fix)."""
+
+    def __init__(self, refusal: str):
+        super().__init__(f"{refusal} Check --results, pass --force to replace it anyway, or --out DIR to write the "
+                         f"report elsewhere.")
+        self.refusal = refusal
+
+
 def _built_from(folder: Path) -> int | None:
     """How many run records the report in `folder` was built from (its summary.json says; reports written before
     it did count their runs shown), or None where there is no report."""
@@ -409,9 +418,9 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
                         f"records; {folder / 'index.html'} was left as it is.")
     before = _built_from(folder)
     if before is not None and len(records) < before and not force:
-        raise SpecError(f"{folder / 'index.html'} was built from {before} run records, but {results_dir / suite} "
-                        f"holds {len(records)}: refusing to replace it with a report of fewer records. Check "
-                        f"--results, pass --force to replace it anyway, or --out DIR to write the report elsewhere.")
+        raise FewerRecords(f"{folder / 'index.html'} was built from {before} run records, but "
+                           f"{results_dir / suite} holds {len(records)}: refusing to replace it with a report of "
+                           f"fewer records.")
     # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
     profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.

@@ -7,7 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from harness.cli import main
+from harness.spec import SpecError
 
 from .test_report_tables import make_record
 
@@ -73,3 +76,18 @@ def test_a_report_written_before_the_record_count_counts_its_runs(tmp_path, caps
     code, text = _report(capsys, "--suite", "smoke", "--results", str(_results(tmp_path / "r", ("baseline",))),
                          "--out", str(out))
     assert code == 2 and "built from 2 run records" in text
+
+
+def test_reproduce_names_the_command_that_replaces_a_report_of_more_records(tmp_path, monkeypatch):
+    """reproduce writes the report after its runs but has no --force: its refusal names `harness report`'s."""
+    from harness.reproduce import _write_report
+
+    full, partial = _results(tmp_path / "full"), _results(tmp_path / "partial", ("baseline",))
+    monkeypatch.chdir(tmp_path)  # reproduce writes reports/ of the working folder
+    _write_report("smoke", full, None)
+    before = (tmp_path / "reports" / "smoke" / "index.html").read_bytes()
+    with pytest.raises(SpecError) as err:
+        _write_report("smoke", partial, None)
+    assert "built from 2 run records" in str(err.value) and "pass --force" not in str(err.value)
+    assert f"'harness report --suite smoke --results {partial} --force'" in str(err.value)
+    assert (tmp_path / "reports" / "smoke" / "index.html").read_bytes() == before
