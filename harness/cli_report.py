@@ -10,9 +10,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from harness.report import write_report
     from harness.report.build import NoRecords
     from harness.report.inputs import NoSuchSetup, suite_names
+    from harness.spec import SpecError
 
     every = args.suite == ["all"]
     names = suite_names() if every else args.suite
+    written = 0
     for name in names:
         try:
             path = write_report(name, args.results, args.out, args.scale, args.gpus, force=args.force)
@@ -24,6 +26,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"no report for {name}: no run records of it yet")  # 'all' reports the suites that have some
             continue
         print(f"report: {path}")
+        written += 1
         if args.screenshot:
             from harness.report.browser import find_chromium, screenshot
 
@@ -32,6 +35,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             else:
                 screenshot(path, path.parent / "screenshot.png")
                 print(f"screenshot: {path.parent / 'screenshot.png'}")
+    if not written:  # --suite all over a folder of no suite's records: as much an error as one suite's
+        raise SpecError(f"{args.results or 'results/ of this checkout'} holds no run record of any suite. Run a "
+                        f"suite first (harness reproduce --suite NAME) or pass the --results folder that holds the "
+                        f"records; no report was written.")
     return 0
 
 

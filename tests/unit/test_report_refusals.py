@@ -49,6 +49,9 @@ def test_a_results_folder_without_the_suites_records_is_an_error(tmp_path, capsy
     assert code == 2
     assert f"{results / 'smoke'} holds no run record of suite 'smoke' (1 file(s) there" in text
     assert not (out / "smoke").exists()
+    # `--suite all` over a folder of no suite's records is an error too.
+    code, text = _report(capsys, "--suite", "all", "--results", str(results), "--out", str(out))
+    assert code == 2 and f"{results} holds no run record of any suite" in text and not out.exists()
     # `--suite all` reports the suites that have records and names the others.
     _results(tmp_path / "full")
     code, text = _report(capsys, "--suite", "all", "--results", str(tmp_path / "full"), "--out", str(out))
