@@ -1,6 +1,6 @@
 #!/bin/bash
 # Four GPUs, one run per GPU: the converged-proxy runs of kinetics_main and kinetics_ablation in priority order
-# (tools/device/converged_proxy.jobs), four at a time, within the call's time. Call it again to continue:
+# (tools/device/converged_proxy.jobs, or the file JOBS names), one per GPU at a time, within the call's time. Call it again to continue:
 # recorded runs are skipped, a run cut off resumes from its last epoch checkpoint (outputs/ stays on a warm
 # machine). First call: generates the proxy data, then profiles both suites' shapes (CUDA graphs) on the last GPU
 # before it takes jobs (PROFILE=0 skips that where results/profile already holds the same GPU's profile).
@@ -30,7 +30,7 @@ worker() {  # $1: GPU; takes the next unclaimed job line until none is left or t
     CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
       --results $res --no-report --seeds $seed --only $variant < /dev/null >> $res/worker$1.log 2>&1
     el "gpu $1: $suite $variant seed $seed exit $?"
-  done < tools/device/converged_proxy.jobs
+  done < "${JOBS:-tools/device/converged_proxy.jobs}"
 }
 for g in $(seq 0 $((ngpu - 2))); do worker $g & done
 (profile $((ngpu - 1)); worker $((ngpu - 1))) &
