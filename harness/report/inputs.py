@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from harness.config import suites_dir
+from harness.report.cards import on_one_card
+from harness.report.tables import baseline_key, is_plain_baseline
 from harness.spec import SpecError, did_you_mean
 from harness.suite import SuiteDef, suite_from_mapping
 
@@ -121,6 +123,10 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             raise NoSuchSetup(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
                              f"recorded setups: {', '.join(setups) or 'none'}")
     setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
+    in_setup, card_notes = on_one_card([r for r in complete if record_scale(r) == scale and record_setup(r) == setup],
+                                       is_plain_baseline, baseline_key)
+    notes.extend(card_notes)
+    complete = [*in_setup, *(r for r in complete if record_scale(r) != scale or record_setup(r) != setup)]
     by_seed: dict[str, dict[int, Mapping[str, Any]]] = {}
     other: dict[str, int] = {}
     other_setup: dict[str, int] = {}

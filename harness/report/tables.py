@@ -299,14 +299,16 @@ def epochs_of(run: RunDef, record: Mapping[str, Any] | None) -> float | None:
     return run_numbers(record)["epoch_factor"] if record else None
 
 
-def _plain_baseline(record: Mapping[str, Any]) -> bool:
+def is_plain_baseline(record: Mapping[str, Any]) -> bool:
+    """A fixed-shape baseline run at 1.0× the recipe's epochs and shape: what speedups are measured against."""
     spec = record.get("spec") or {}
     base = spec.get("baseline") or {}
     return ((record.get("plan") or {}).get("kind") == "baseline" and base.get("epoch_factor", 1.0) == 1.0
             and list(base.get("shape_factor", [1.0, 1.0])) == [1.0, 1.0])
 
 
-def _comparable(record: Mapping[str, Any]) -> tuple[Any, ...]:
+def baseline_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Runs with equal keys share one baseline: recipe, model, pre-training, clip length and crop."""
     spec = record.get("spec") or {}
     data, model = spec.get("data") or {}, spec.get("model") or {}
     return (record.get("recipe"), model.get("name"), model.get("pretrained"), data.get("num_frames"),
@@ -318,7 +320,7 @@ def suite_baseline(record: Mapping[str, Any], suite: SuiteDef,
     """The 1.0× fixed-shape baseline run of the same recipe, model, pre-training, T and crop."""
     for run in suite.runs:
         other = chosen.get(run.variant)
-        if other is not None and _plain_baseline(other) and _comparable(other) == _comparable(record):
+        if other is not None and is_plain_baseline(other) and baseline_key(other) == baseline_key(record):
             return other
     return None
 

@@ -319,3 +319,35 @@ def test_resumed_runs_are_noted_whether_the_record_says_so_or_its_times_do():
     older = make_record("multigrid", train_s=30.0) | {"outside_steps": {"total_s": 12.0}}
     assert notes(older)["multigrid"].startswith("resumed:")
     assert notes(make_record("multigrid", train_s=30.0) | {"outside_steps": {"total_s": 40.0}})["multigrid"] == ""
+
+
+def _on_gpu(record: dict[str, Any], gpu: str, seed: int = 0) -> dict[str, Any]:
+    record = copy.deepcopy(record)
+    record["spec"]["train"]["device"] = "cuda"
+    record["spec"]["seed"] = seed
+    record["hardware"] = {**record["hardware"], "gpu": gpu}
+    return record
+
+
+def test_runs_on_another_card_are_compared_with_that_cards_baseline():
+    """Seeds on card A, a later multigrid run on the slower card B: its speedup is B's baseline time over its
+    time, shown in A's seconds; a run on a card without its own baseline is left out, and both are said."""
+    records = [_on_gpu(make_record("baseline", kind="baseline", train_s=100.0), "A", seed=0),
+               _on_gpu(make_record("baseline", kind="baseline", train_s=110.0), "A", seed=1),
+               _on_gpu(make_record("multigrid", train_s=42.0), "A", seed=0),
+               _on_gpu(make_record("baseline", kind="baseline", train_s=210.0), "B", seed=2),
+               _on_gpu(make_record("multigrid", train_s=70.0), "B", seed=1),
+               _on_gpu(make_record("multigrid", train_s=5.0), "C", seed=2)]
+    _, chosen, notes = select_records(SUITE, records)
+    text = " ".join(notes)
+    assert "run(s) trained on B: their times are shown in A seconds, scaled by 0.500" in text
+    assert "run on C, which has no 1.0× baseline record of its own" in text
+    assert chosen["baseline"]["seeds"]["train_s"] == [100.0, 110.0, 105.0]
+    multigrid = chosen["multigrid"]
+    assert multigrid["seeds"]["seeds"] == [0, 1] and multigrid["seeds"]["train_s"] == [42.0, 35.0]
+    speedup = runs_table(SUITE, chosen, PAPER).rows
+    row = next(r for r in speedup if r["variant"] == "multigrid")
+    assert row["speedup"] == pytest.approx(105.0 / 38.5)
+    # One card: nothing converted, nothing said.
+    _, chosen, notes = select_records(SUITE, records[:3])
+    assert chosen["multigrid"]["measured"]["train_s"] == 42.0 and not any("scaled" in n for n in notes)

@@ -1,0 +1,73 @@
+"""A suite's runs timed on different GPU models, put on one card's time scale.
+
+Wall-clock speedup compares two runs on the same card. When a suite's runs were recorded on two GPU models (the
+seeds of the verdict on one, further runs later on another), each card that also ran the suite's 1.0× baseline
+gets a factor: the reference card's mean baseline time over this card's. A run's time times that factor is its
+time in reference-card seconds, and its speedup (the reference baseline's time over the scaled time) equals its
+baseline time over its own time on its own card: the ratio stays a same-card measurement, only the seconds shown
+are converted. A run on a card without a baseline record of its own cannot be compared and is left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+CPU = "CPU"
+
+
+def gpu_of(record: Mapping[str, Any]) -> str:
+    """The record's GPU model, or 'CPU' for a run without one."""
+    if ((record.get("spec") or {}).get("train") or {}).get("device") == "cpu":
+        return CPU
+    return str((record.get("hardware") or {}).get("gpu") or CPU)
+
+
+def _train_s(record: Mapping[str, Any]) -> float | None:
+    value = (record.get("measured") or {}).get("train_s")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Mapping[str, Any]], bool],
+                group: Callable[[Mapping[str, Any]], Hashable]) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """`records` (one scale and setup) with every time on the reference card's scale: the card that ran most of
+    them. `is_baseline` tells the 1.0× baseline runs, `group` which baseline a run is compared with (recipe,
+    model, clip shape). Returns (records, notes); a converted record keeps its own seconds under
+    `time_scale.train_s` beside the card and factor."""
+    cards = Counter(gpu_of(r) for r in records)
+    if len(cards) < 2:
+        return list(records), []
+    reference = cards.most_common(1)[0][0]
+    base_s: dict[tuple[str, Hashable], float] = {}
+    for card in cards:
+        for key in {group(r) for r in records}:
+            mean = _mean([t for r in records if gpu_of(r) == card and group(r) == key and is_baseline(r)
+                          and (t := _train_s(r)) is not None])
+            if mean is not None:
+                base_s[card, key] = mean
+    out, notes, factors = [], [], {}
+    for r in records:
+        card, key = gpu_of(r), group(r)
+        if card == reference:
+            out.append(r)
+            continue
+        if (card, key) not in base_s or (reference, key) not in base_s or _train_s(r) is None:
+            notes.append(f"{r.get('_source', r.get('run_id'))}: run on {card}, which has no 1.0× baseline record "
+                         f"of its own to compare with (the other runs are on {reference}), left out")
+            continue
+        factor = base_s[reference, key] / base_s[card, key]
+        factors[card] = factor
+        measured = {**(r.get("measured") or {}), "train_s": _train_s(r) * factor}
+        out.append({**r, "measured": measured,
+                    "time_scale": {"gpu": card, "to_gpu": reference, "factor": factor, "train_s": _train_s(r)}})
+    for card, factor in sorted(factors.items()):
+        count = sum(1 for r in out if gpu_of(r) == card)
+        notes.append(f"{count} run(s) trained on {card}: their times are shown in {reference} seconds, scaled by "
+                     f"{factor:.3f}, the ratio of the 1.0× baseline's mean time on {reference} to that on {card}. "
+                     f"So each speedup is its own card's (baseline time over run time on {card}).")
+    return out, notes
