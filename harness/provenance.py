@@ -1,4 +1,8 @@
-"""Where a number came from: commit, date, versions, hardware (recorded with every result)."""
+"""Where a number came from: commit, date, versions, hardware (recorded with every result).
+
+Writers put `provenance()` in a record's `provenance` block; readers take it back with `provenance_of(record)`,
+which also reads the shapes older records kept it in.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import datetime
 import os
 import platform
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
@@ -65,3 +70,19 @@ def hardware() -> dict[str, object]:
 def provenance() -> dict[str, object]:
     return {"commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "versions": versions(), "hardware": hardware()}
+
+
+def provenance_of(record: Mapping[str, object]) -> dict[str, object]:
+    """The provenance of a record of any kind and version: its block's keys, with `commit` (str or None), `date`
+    (str or None), `versions` and `hardware` (dicts, empty when unknown) always present.
+
+    Records have kept it three ways: in a `provenance` block (records written since the block was unified, and
+    every profile, scaling and throughput record), at the top level (run records before version 3, loader
+    benchmark records before version 2), and with the commit under `git_commit` (the first loader benchmarks)."""
+    block = record.get("provenance")
+    found: Mapping[str, object] = block if isinstance(block, Mapping) else record
+    commit = found.get("commit") or found.get("git_commit")
+    date = found.get("date")
+    extra = {k: v for k, v in found.items() if k != "git_commit"} if found is block else {}
+    return {**extra, "commit": str(commit) if commit else None, "date": str(date) if date else None,
+            "versions": dict(found.get("versions") or {}), "hardware": dict(found.get("hardware") or {})}

@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from harness.io import write_text_atomic
+from harness.provenance import provenance_of
 from harness.report import figures, verdict
 from harness.report.inputs import (
     load_records,
@@ -131,8 +132,8 @@ def _schedules(records: Mapping[str, Mapping[str, Any]], notes: list[str]) -> di
 
 def profile_table(profile: Mapping[str, Any]) -> Table:
     """The predicted paper-scale speedup of every run (a `harness profile --suite` record) beside the paper's."""
-    hardware = (profile.get("provenance") or {}).get("hardware") or {}
-    device = hardware.get("gpu") or profile.get("device", "?")
+    prov = provenance_of(profile)
+    device = prov["hardware"].get("gpu") or profile.get("device", "?")
     rows = tuple({
         "run": r["variant"], "paper_rows": "; ".join(f"{p['table']}: {p['row']}" for p in r.get("paper", [])),
         "iteration_ratio": r["iteration_ratio"], "hours": r["predicted_gpu_hours"],
@@ -148,7 +149,7 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
     step = profile.get("step", "eager")
     notes = [f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
              f"planned shape run as train.step={step} (harness profile; {profile.get('assumptions', '')}), commit "
-             f"{(profile.get('provenance') or {}).get('commit', '?')}."]
+             f"{prov['commit'] or '?'}."]
     loader = profile.get("loader")
     if loader:  # the compute-only and the loader-bound prediction side by side
         columns = (*columns[:6], Column("loader_speedup", "predicted speedup with the loader", "ratio"), columns[6])
@@ -199,9 +200,9 @@ def scaling_table(records: Sequence[Mapping[str, Any]], step: str = "eager") -> 
         predicted = r.get("predicted_s") or {}
         mg, base = predicted.get("multigrid"), predicted.get("baseline_of_multigrid")
         speedup = f", multigrid {base / mg:.2f}× faster than its baseline" if mg and base else ""
-        hardware = (r.get("provenance") or {}).get("hardware") or {}
-        notes.append(f"{world} GPU(s) ({hardware.get('gpu', r.get('device', '?'))}, commit "
-                     f"{(r.get('provenance') or {}).get('commit', '?')}): steps of the multigrid run "
+        prov = provenance_of(r)
+        notes.append(f"{world} GPU(s) ({prov['hardware'].get('gpu', r.get('device', '?'))}, commit "
+                     f"{prov['commit'] or '?'}): steps of the multigrid run "
                      f"{(mg or 0):.0f} s, of its baseline {(base or 0):.0f} s{speedup}.")
     repeats = sorted({int(r.get("repeats", 15)) for r in by_world.values()})  # 15: the default before it was kept
     notes.append(f"harness scaling: DDP {step} steps on random clips (no loader), median over "
@@ -222,8 +223,8 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
         if not mine:
             continue
         eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine if r["mode"] == "eager"}
-        hardware = (record.get("provenance") or {}).get("hardware") or {}
-        device = hardware.get("gpu") or record.get("device", "?")
+        prov = provenance_of(record)
+        device = prov["hardware"].get("gpu") or record.get("device", "?")
         for r in mine:
             base = eager.get((r["recipe"], r["batch"]))
             rows.append({"device": device, "model": r["model"], "shape": f"{r['t']}×{r['s']}²", "batch": r["batch"],
@@ -231,7 +232,7 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
                          "tflops": r["train_tflops"], "share": r["share_of_matmul"], "setup_s": r["setup_s"] or None,
                          "gain": base / r["ms_per_step"] if base else None})
         notes.append(f"{device}: bf16 matrix-product ceiling measured at {record.get('matmul_tflops', 0):.0f} TFLOP/s; "
-                     f"commit {(record.get('provenance') or {}).get('commit', '?')}. {record.get('notes', '')}.")
+                     f"commit {prov['commit'] or '?'}. {record.get('notes', '')}.")
     if not rows:
         return None
     columns = (Column("device", "GPU"), Column("model", "model"), Column("shape", "t×s²"),
@@ -275,7 +276,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     base_record = suite_baseline(recs[0], suite, chosen) if recs else None
     base_row = next((r for r in by_id["runs"].rows if base_record is not None
                      and r.get("variant") == base_record.get("variant")), None)
-    run_gpu = ((base_record or {}).get("hardware") or {}).get("gpu")
+    run_gpu = provenance_of(base_record)["hardware"].get("gpu") if base_record else None
     answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu),
                           verdict.convergence_table(by_id["runs"].rows)) if t is not None]
     tables[:0] = answer
@@ -292,13 +293,14 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     sampled = (f" Long plans are sampled at {figures.MAX_POINTS} evenly spaced iterations."
                if longest >= figures.MAX_POINTS else "")
     headline, detail = scale_statement(scale, recs)
-    dates = sorted(str(r.get("date", "")) for r in recs)
-    versions = sorted({", ".join(f"{k} {v}" for k, v in (r.get("versions") or {}).items()) for r in recs})
+    provs = [provenance_of(r) for r in recs]
+    dates = sorted(p["date"] or "" for p in provs)
+    versions = sorted({", ".join(f"{k} {v}" for k, v in p["versions"].items()) for p in provs})
     html = _ENV.from_string(PAGE).render(
         title=f"{suite.name}: multigrid vs baseline, ours beside the paper's", suite=suite,
         scale_headline=headline, scale_detail=detail, devices=sorted({device_of(r) for r in recs}),
         datasets=sorted({str(((r.get("spec") or {}).get("data") or {}).get("name")) for r in recs}),
-        done=len(recs), total=len(suite.runs), commits=sorted({str(r.get("commit")) for r in recs}),
+        done=len(recs), total=len(suite.runs), commits=sorted({str(p["commit"]) for p in provs}),
         date_range=f"{dates[0]} to {dates[-1]}" if dates else "never", notes=notes, paper_tables=paper_tables,
         runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
         fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
@@ -343,7 +345,7 @@ def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
                    gpus: int | None = None) -> dict:
     """What reports/index.html lists about a suite's report."""
     scale, chosen, _ = select_records(suite, records, scale, gpus)
-    dates = sorted(str(r.get("date", "")) for r in chosen.values())
+    dates = sorted(provenance_of(r)["date"] or "" for r in chosen.values())
     return {"suite": suite.name, "description": suite.description, "scale": scale, "done": len(chosen),
             "total": len(suite.runs), "newest": dates[-1] if dates else None}
 

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from harness.provenance import provenance_of
+
 CPU = "CPU"
 
 
@@ -21,7 +23,7 @@ def gpu_of(record: Mapping[str, Any]) -> str:
     """The record's GPU model, or 'CPU' for a run without one."""
     if ((record.get("spec") or {}).get("train") or {}).get("device") == "cpu":
         return CPU
-    return str((record.get("hardware") or {}).get("gpu") or CPU)
+    return str(provenance_of(record)["hardware"].get("gpu") or CPU)
 
 
 def _train_s(record: Mapping[str, Any]) -> float | None:

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from harness.config import suites_dir
+from harness.provenance import provenance_of
 from harness.report.cards import on_one_card
 from harness.report.tables import baseline_key, is_plain_baseline
 from harness.spec import SpecError, did_you_mean
@@ -87,7 +88,7 @@ def _usable(suite: SuiteDef, records: Iterable[Mapping[str, Any]], notes: list[s
                          f"left out")
         else:
             complete.append(r)
-    return sorted(complete, key=lambda r: str(r.get("date", "")), reverse=True)
+    return sorted(complete, key=lambda r: provenance_of(r)["date"] or "", reverse=True)
 
 
 def records_by_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]],

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.provenance import provenance_of
 from harness.suite import RunDef, SuiteDef
 
 NOT_RUN = "not run"
@@ -426,7 +427,7 @@ def data_wait_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) ->
 
 def device_of(record: Mapping[str, Any]) -> str:
     """The hardware of a record in words, e.g. '8× NVIDIA H100 (80 GiB)' or '2-core CPU (Intel Xeon)'."""
-    hw = record.get("hardware") or {}
+    hw = provenance_of(record)["hardware"]
     if hw.get("gpu") and (record.get("spec") or {}).get("train", {}).get("device") != "cpu":
         mem = f", {hw['gpu_memory_gib']} GiB" if hw.get("gpu_memory_gib") else ""
         return f"{record.get('world_size', 1)}× {hw['gpu']}{mem}"
@@ -455,7 +456,7 @@ def setups_table(suite: SuiteDef, by_setup: Mapping[str, Mapping[str, Mapping[st
                          "top1": numbers["top1"], "map": numbers["map"],
                          "vs_main": _ratio(run_numbers(ref)["train_s"], numbers["train_s"]) if ref else None,
                          "shape_checks": record.get("shape_checks") if int(record.get("world_size") or 1) > 1
-                         else None, "commit": record.get("commit")})
+                         else None, "commit": provenance_of(record)["commit"]})
     metric = (Column("map", "mAP", "pct") if any(r["map"] is not None for r in rows) else
               Column("top1", "top-1", "pct"))
     columns = (Column("variant", "run"), Column("setup", "setup"), Column("device", "device"),
@@ -476,10 +477,11 @@ def provenance_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]]) -
         record = chosen.get(run.variant)
         if record is None:
             continue
-        versions = record.get("versions") or {}
+        prov = provenance_of(record)
+        versions = prov["versions"]
         bad = (record.get("bad_videos") or {}).get("bad_videos")
         out.append({"variant": run.variant, "source": record.get("_source", ""), "run_id": record.get("run_id"),
-                    "commit": record.get("commit"), "date": record.get("date"), "device": device_of(record),
+                    "commit": prov["commit"], "date": prov["date"], "device": device_of(record),
                     "precision": record.get("precision"), "python": versions.get("python"),
                     "torch": versions.get("torch"), "data": ((record.get("spec") or {}).get("data") or {}).get("name"),
                     "model": ((record.get("spec") or {}).get("model") or {}).get("name"), "bad_videos": bad})

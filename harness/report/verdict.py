@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.provenance import provenance_of
 from harness.report.tables import OK, Column, Table
 
 CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain at a converged setting
@@ -79,7 +80,7 @@ def convergence_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _profile_gpu(profile: Mapping[str, Any]) -> str | None:
-    return ((profile.get("provenance") or {}).get("hardware") or {}).get("gpu")
+    return provenance_of(profile)["hardware"].get("gpu")
 
 
 def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None,
