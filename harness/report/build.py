@@ -24,6 +24,7 @@ from harness.report.inputs import (
     select_records,
     suite_names,
 )
+from harness.report.overview import HEADER, overview_cells, overview_markdown, overview_rows
 from harness.report.tables import (
     OK,
     SMOKE_NOTE,
@@ -350,11 +351,13 @@ def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             "total": len(suite.runs), "newest": dates[-1] if dates else None}
 
 
-def build_index(summaries: Sequence[Mapping[str, Any]]) -> str:
-    """reports/index.html: a link to every suite's report (suites without one are listed greyed out)."""
+def build_index(summaries: Sequence[Mapping[str, Any]], overview: Sequence[Mapping[str, Any]] = ()) -> str:
+    """reports/index.html: a link to every suite's report (suites without one are listed greyed out), then every
+    paper table's rows in one table (`overview_rows`)."""
     keys = ("suite", "description", "scale", "done", "total", "newest", "href")
     rows = [{**{k: s.get(k) for k in keys}, "name": s.get("suite")} for s in summaries]
-    return _ENV.from_string(INDEX).render(suites=rows)
+    cells, note = overview_cells(overview)
+    return _ENV.from_string(INDEX).render(suites=rows, overview_header=HEADER, overview=cells, overview_note=note)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -423,8 +426,7 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         raise FewerRecords(f"{folder / 'index.html'} was built from {before} run records, but "
                            f"{results_dir / suite} holds {len(records)}: refusing to replace it with a report of "
                            f"fewer records.")
-    # results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card).
-    profiles = [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
+    profiles = _suite_profiles(results_dir, suite)
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
     scaling = [json.loads(p.read_text()) for p in sorted((results_dir / "scaling" / suite).glob("*/*.json"))]
     throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
@@ -434,19 +436,33 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
     # "records": how many run records this report was built from, which the next write_report compares against.
     summary = {**report_summary(suite_def, records, scale, gpus), "records": len(records)}
+    summary["overview"] = overview_rows(suite, summary["scale"], tables, profiles)
     _write(folder / "summary.json", json.dumps(summary, indent=2) + "\n")
     path = _write(folder / "index.html", html)
-    write_index(out_dir)
+    write_index(out_dir, results_dir)
     return path
 
 
-def write_index(out_dir: Path) -> Path:
-    """Write reports/index.html from every suite definition and the reports that exist."""
-    summaries = []
+def _suite_profiles(results_dir: Path, suite: str) -> list[dict]:
+    """results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card)."""
+    return [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
+
+
+def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
+    """Write reports/index.html and reports/overview.md from every suite definition and the reports that exist
+    (a suite without a report contributes its paper rows with the predicted speedups of results/profile/)."""
+    results_dir = Path(results_dir) if results_dir else default_results_dir()
+    summaries, overview = [], []
     for name in suite_names():
         summary_path = Path(out_dir) / name / "summary.json"
         if summary_path.is_file():
-            summaries.append({**json.loads(summary_path.read_text()), "href": f"{name}/index.html"})
+            summary = json.loads(summary_path.read_text())
+            summaries.append({**summary, "href": f"{name}/index.html"})
+            overview += summary.get("overview", [])
         else:
-            summaries.append({"suite": name, "description": load_suite_def(name).description})
-    return _write(Path(out_dir) / "index.html", build_index(summaries))
+            suite_def = load_suite_def(name)
+            summaries.append({"suite": name, "description": suite_def.description})
+            overview += overview_rows(name, None, build_tables(suite_def, {}, load_paper_rows()),
+                                      _suite_profiles(results_dir, name))
+    _write(Path(out_dir) / "overview.md", overview_markdown(overview))
+    return _write(Path(out_dir) / "index.html", build_index(summaries, overview))

@@ -154,13 +154,20 @@ def _ratio(base: Any, value: Any) -> float | None:
 
 
 def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Iterations, FLOPs and wall-clock of `base` over this run's (None without a baseline record)."""
+    """Iterations, FLOPs and wall-clock of `base` over this run's, and this run's accuracy minus the baseline's
+    (None without a baseline record)."""
     if base is None:
-        return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None}
+        return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None,
+                "top1_delta": None, "map_delta": None}
     b = run_numbers(base)
     return {"iteration_ratio": _ratio(b["iterations"], numbers["iterations"]),
             "speedup": _ratio(b["train_s"], numbers["train_s"]),
-            "flops_ratio": _ratio(b["gflops"], numbers["gflops"])}
+            "flops_ratio": _ratio(b["gflops"], numbers["gflops"]),
+            "top1_delta": _difference(numbers["top1"], b["top1"]), "map_delta": _difference(numbers["map"], b["map"])}
+
+
+def _difference(a: Any, b: Any) -> float | None:
+    return float(a) - float(b) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
 
 
 SMOKE_SPEEDUP_LABEL = "wall-clock speedup (not indicative at smoke scale)"
@@ -241,13 +248,19 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
         if _is_group_baseline(p) and _group(p) not in baselines:
             baselines[_group(p)] = next((chosen[r.variant] for r in assigned[i] if r.variant in chosen), None)
     metric = "map" if any(_num(p.get("map")) is not None for p in rows) else "top"
+    paper_base = {}  # the paper's own accuracy of each group's baseline row, for the paper's differences
+    for p in rows:
+        if _is_group_baseline(p):
+            paper_base.setdefault(_group(p), {"top1": _num(p["top1"]), "map": _num(p["map"])})
     several_models = len({p["model"] for p in rows}) > 1
     out = []
     for i, p in enumerate(rows):
         label = f"{p['model']}: {p['row']}" if several_models else p["row"]
         paper = {"paper_row": label, "paper_speedup": _num(p["speedup"]), "paper_top1": _num(p["top1"]),
                  "paper_top5": _num(p["top5"]), "paper_map": _num(p["map"]),
-                 "paper_train_days": _num(p.get("train_days")), "paper_note": p.get("note", "")}
+                 "paper_train_days": _num(p.get("train_days")), "paper_note": p.get("note", ""),
+                 **{f"paper_{m}_delta": _difference(_num(p[m]), (paper_base.get(_group(p)) or {}).get(m))
+                    for m in ("top1", "map")}}
         said = f"paper: {p['note']}" if p.get("note") else ""
         if not assigned[i]:
             out.append({**paper, "status": NOT_IN_SUITE, "note": _join(NOT_IN_SUITE, said)})

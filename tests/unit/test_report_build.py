@@ -194,3 +194,29 @@ def test_data_wait_figure_is_the_same_bytes_every_time_and_leaves_numpys_rng_alo
     first, second = data_wait_figure(rows), data_wait_figure(rows)
     assert first == second  # seaborn's strip jitter would otherwise move the dots
     assert np.random.rand() == expected_next
+
+
+def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
+    """reports/overview.md (and the index): one row per paper row in the paper's order; a suite with a report
+    gives its measured speedup and accuracy difference, one without gives the profile's predicted speedup; a row
+    two suites cover appears once, with the measured numbers."""
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_report.register(parser.add_subparsers(dest="command", required=True))
+    results, out = _results(tmp_path), tmp_path / "reports"
+    (results / "profile" / "paper").mkdir(parents=True)
+    profile = {"scale": "paper", "step": "eager", "provenance": {"commit": "abc", "hardware": {"gpu": "Card X"}},
+               "runs": [{"variant": "short_1_shape", "predicted_speedup": 1.87},
+                        {"variant": "multigrid", "predicted_speedup": 2.91}]}
+    (results / "profile" / "paper" / "kinetics_ablation.json").write_text(json.dumps(profile))
+    args = parser.parse_args(["report", "--suite", "smoke", "--results", str(results), "--out", str(out)])
+    assert args.func(args) == 0
+    lines = (out / "overview.md").read_text().splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines if line.startswith("| 1")]
+    default_1a = [r for r in rows if r[:2] == ["1a", "4-shape (default)"]]
+    assert len(default_1a) == 1 and default_1a[0][5] == "3.00×" and default_1a[0][6] == "+0.0 (1)"
+    long_only = next(r for r in rows if r[:2] == ["1b", "1-shape (long cycle only)"])
+    assert long_only[3] == "4.20×" and long_only[4] == "1.87× (eager)" and long_only[5] == ""
+    assert long_only[7] == "-1.1"  # the paper's 74.5 against its baseline's 75.6
+    assert [r[0] for r in rows] == sorted(r[0] for r in rows)  # 1a before 1b
+    assert "Every paper table in one place" in (out / "index.html").read_text()
+    assert "on one Card X" in lines[-1]
