@@ -2,7 +2,8 @@
 
 Training items are :class:`~harness.data.sampler.ClipRequest` s from the short-cycle batch sampler; all
 randomness of a clip (stride, window, scale, crop, flip) comes from the request's key, so results do not depend
-on which worker loads it. An unusable video (missing, empty, not a video, truncated, undecodable, too short) is
+on which worker loads it: the request and the video's header give a :class:`~harness.data.clip_plan.ClipPlan`, which
+decoding and resampling execute. An unusable video (missing, empty, not a video, truncated, undecodable, too short) is
 replaced by another one drawn from the same key (bounded retries); the failures travel with the sample, and
 :class:`BadVideoLog` in the main process counts them and logs each file once (worker processes cannot share a
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
@@ -20,24 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from harness.data.annotation_records import VideoRecord
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
-from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video
+from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, train_clip_plan
+from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.sampler import ClipRequest
-from harness.data.transforms import (
-    eval_clip_times,
-    eval_crop_boxes,
-    random_stride,
-    resize_crop,
-    segment_indices,
-    train_clip_times,
-    train_crop_box,
-)
+from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
 from harness.spec import RunSpec
 
 log = logging.getLogger("harness.data")
@@ -75,6 +68,11 @@ DATASET_SAMPLING = {  # reference test settings per dataset (PySlowFast slowfast
     "ssv2": {"segment": True, "flip": False, "eval_clips": 1, "eval_crops": 1},
     "charades": {"eval_clips": 10, "eval_crops": 3},
 }
+
+
+def geometry(info: VideoInfo) -> VideoGeometry:
+    """What a clip plan needs from a video's header (frame size as the header states it, before any rotation)."""
+    return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width)
 
 
 class VideoClipDataset(torch.utils.data.Dataset):
@@ -146,35 +144,50 @@ class VideoClipDataset(torch.utils.data.Dataset):
 
     def _train_item(self, req: ClipRequest) -> dict[str, Any]:
         failures: list[tuple[str, str]] = []
-        index = req.index
         for attempt in range(self.max_retries + 1):
-            rng = np.random.default_rng([*req.key, attempt])
-            if attempt:  # deterministic replacement: drawn from the request's key, not from process state
-                index = int(rng.integers(len(self.records)))
+            # Attempts after the first read a replacement drawn from the request's key, not from process state.
+            index = attempt_index(req, attempt, len(self.records))
             try:
-                clip, times = self._train_clip(index, req, rng)
+                clip, plan = self._train_clip(req, attempt)
             except VideoError as err:
-                self._bad[index] = err
-                failures.append((str(self.records[index].path), str(err)))
+                self.note_failure(index, err, failures)
                 continue
-            return {"clip": clip, "label": self._target(self.records[index], times), "index": index,
+            return {"clip": clip, "label": self._target(self.records[index], plan.times), "index": index,
                     "failures": failures}
-        raise DataError(f"{self.max_retries + 1} videos in a row could not be read (last: {failures[-1][1]}). "
-                        f"Run 'harness data check' on the dataset.")
+        raise self.too_many_failures(failures)
 
-    def _train_clip(self, index: int, req: ClipRequest, rng: np.random.Generator) -> tuple[torch.Tensor, list[float]]:
+    def note_failure(self, index: int, err: VideoError, failures: list[tuple[str, str]]) -> None:
+        """Remember that video `index` cannot be used and add it to a sample's `failures` (path, reason)."""
+        self._bad[index] = err
+        failures.append((str(self.records[index].path), str(err)))
+
+    def too_many_failures(self, failures: list[tuple[str, str]]) -> DataError:
+        return DataError(f"{self.max_retries + 1} videos in a row could not be read (last: {failures[-1][1]}). "
+                         f"Run 'harness data check' on the dataset.")
+
+    def clip_sampling(self) -> ClipSampling:
         sp = self.sampling
+        return ClipSampling(sp.fps, sp.segment, sp.flip)
+
+    def plan_clip(self, req: ClipRequest, attempt: int, size: tuple[int, int] | None = None) -> ClipPlan:
+        """The plan of attempt `attempt` of `req`, from its video's header (opened, not decoded: VideoError if
+        the video cannot be used, with the reasons decoding would give for a missing, empty, non-video or too
+        short file). `size` (height, width) replaces the header's frame size."""
+        index = attempt_index(req, attempt, len(self.records))
         with self._open(index) as reader:
-            info = reader.info
-            if sp.segment:
-                times = reader.frame_times(segment_indices(info.frames, req.t, rng))
-            else:
-                stride = random_stride(req.stride_range, rng)
-                times = train_clip_times(info.duration, req.t, stride, sp.fps or info.fps, rng)
-            frames = reader.frames_at(times)
-        box = train_crop_box(frames.shape[1], frames.shape[2], req.s, req.jitter_range, rng)
-        flip = sp.flip and bool(rng.random() < 0.5)
-        return resize_crop(frames, box, req.s, flip, sp.antialias), times
+            video = geometry(reader.info)
+        return train_clip_plan(req, attempt, len(self.records), video.with_size(*size) if size else video,
+                               self.clip_sampling())
+
+    def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
+        sp, n = self.sampling, len(self.records)
+        with self._open(attempt_index(req, attempt, n)) as reader:
+            video = geometry(reader.info)
+            plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
+            frames = reader.frames_at(plan.times)
+        if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
+            plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())
+        return resize_crop(frames, plan.box, plan.size, plan.flip, sp.antialias), plan
 
     def _target(self, record: VideoRecord, times: Sequence[float] | None) -> int | torch.Tensor:
         """Class index, or (multi-label) a 0/1 vector: in training the actions overlapping the clip's window."""

@@ -82,12 +82,19 @@ def _crop_side(h: int, w: int, s: int, short_side: float) -> int:
     return int(min(min(h, w), max(1, round(s * min(h, w) / short_side))))
 
 
-def train_crop_box(h: int, w: int, s: int, jitter_range: tuple[int, int], rng: np.random.Generator) -> CropBox:
-    """Random short-side scale in `jitter_range` (the Plan's `jitter_range(s)`), then a random `s`×`s` crop."""
+def train_crop_draw(h: int, w: int, s: int, jitter_range: tuple[int, int],
+                    rng: np.random.Generator) -> tuple[int, CropBox]:
+    """Random short-side scale in `jitter_range` (the Plan's `jitter_range(s)`), then a random `s`×`s` crop:
+    (the short side drawn, the crop's box in frame pixels)."""
     lo, hi = jitter_range
     short = int(rng.integers(lo, hi + 1))
     c = _crop_side(h, w, s, short)
-    return CropBox(int(rng.integers(0, h - c + 1)), int(rng.integers(0, w - c + 1)), c)
+    return short, CropBox(int(rng.integers(0, h - c + 1)), int(rng.integers(0, w - c + 1)), c)
+
+
+def train_crop_box(h: int, w: int, s: int, jitter_range: tuple[int, int], rng: np.random.Generator) -> CropBox:
+    """The box of :func:`train_crop_draw` (the same draws)."""
+    return train_crop_draw(h, w, s, jitter_range, rng)[1]
 
 
 def eval_crop_boxes(h: int, w: int, s: int, short_side: int, crops: int) -> list[CropBox]:
@@ -111,6 +118,32 @@ def resize_crop(frames: torch.Tensor, box: CropBox, s: int, flip: bool = False,
     if flip:
         x = x.flip(-1)
     return x.permute(1, 0, 2, 3).contiguous()
+
+
+def batch_resize_crop(frames: Sequence[torch.Tensor], boxes: Sequence[CropBox], s: int, flips: Sequence[bool],
+                      mean: Sequence[float] = KINETICS_MEAN, std: Sequence[float] = KINETICS_STD,
+                      dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A batch of clips from decoded frames, all on the frames' device: for each clip its uint8 T×H×W×C `frames`,
+    cropped to `boxes[i]`, resized once to `s`×`s` (bilinear, no antialiasing, as :func:`resize_crop`), flipped
+    where `flips[i]`, then normalised as :func:`normalize` → `dtype` N×C×T×s×s.
+
+    Device-agnostic torch: the NVDEC path runs it on the GPU on frames NVDEC decoded there; on the CPU it gives
+    `normalize(resize_crop(...))` of the same frames within half a grey level (resize_crop rounds to uint8, this
+    does not; tests/unit/test_data_transforms.py pins the tolerance). Clips may come from frames of different
+    sizes; each clip's crop is one interpolate call over its T frames, normalisation runs on the whole batch.
+    """
+    if not (len(frames) == len(boxes) == len(flips)) or not len(frames):
+        raise ValueError(f"need one box and one flip per clip, got {len(frames)} clips, {len(boxes)} boxes, "
+                         f"{len(flips)} flips")
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    out = []
+    for x, box, flip in zip(frames, boxes, flips):
+        crop = x[:, box.top:box.top + box.size, box.left:box.left + box.size, :].permute(0, 3, 1, 2)  # T×C×c×c
+        y = torch.nn.functional.interpolate(crop.to(work), size=(s, s), mode="bilinear", align_corners=False)
+        out.append(y.flip(-1) if flip else y)  # the flips are host booleans: no device sync
+    batch = torch.stack(out).permute(0, 2, 1, 3, 4)  # N×C×T×s×s
+    m, d = _channel_constants(tuple(mean), tuple(std), work, batch.device)
+    return ((batch / 255.0 - m) / d).to(dtype).contiguous()
 
 
 def normalize(clips: torch.Tensor, mean: Sequence[float] = KINETICS_MEAN, std: Sequence[float] = KINETICS_STD,
