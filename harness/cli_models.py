@@ -1,4 +1,4 @@
-"""`harness models list|check` and `harness flops`."""
+"""`harness models list|check|pretrain-2d` and `harness flops`."""
 
 from __future__ import annotations
 
@@ -48,6 +48,48 @@ def cmd_models_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.cli_train import scaled_overrides
+    from harness.config import compose
+    from harness.io import require_writable_dir
+    from harness.reproduce import prepare_synthetic
+    from harness.spec import SpecError
+    from harness.train.pretrain_2d import MIN_SIZE, PretrainSettings, pretrain_2d
+
+    # Every refusal before a scale's synthetic data is generated (minutes at proxy scale); without --size the
+    # run's crop is the size, known only then.
+    PretrainSettings(args.iterations, args.batch, MIN_SIZE if args.size is None else args.size, args.lr,
+                     args.seed).check()
+    out = Path(args.out)
+    if out.is_dir():
+        raise SpecError(f"--out {out} is a folder; give the path of the weights file to write, e.g. {out}/resnet50.pt.")
+    require_writable_dir(out.parent, "--out")
+    if args.device == "cuda":  # before any work, not at the first step
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SpecError("--device cuda: no CUDA GPU is visible here. Use --device cpu.")
+    scaled = any(o.split("=", 1)[0] == "scale" for o in args.overrides)
+    if not scaled and compose(args.overrides).data.root is None:
+        raise SpecError("Say which frames to train on: scale=smoke or scale=proxy (that scale's synthetic training "
+                        "videos, generated on first use, and its model width), or data.name=NAME data.root=DIR "
+                        "data.num_classes=N for a dataset of your own.")
+    spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
+    if spec.data.root is None:  # scale=paper: the recipe's real data, which only data.root can name
+        raise SpecError(f"scale={spec.scale} has no synthetic data: set data.root=DIR (and data.name, "
+                        f"data.num_classes), or use scale=smoke or scale=proxy.")
+    size = spec.data.crop_size if args.size is None else args.size
+    settings = PretrainSettings(args.iterations, args.batch, size, args.lr, args.seed)
+    meta = pretrain_2d(spec, out, settings.check(), device=args.device, progress=not args.quiet)
+    print(f"wrote {out} (and {out.name}.json): {settings.iterations} iterations of {settings.batch} frames at "
+          f"{settings.size} px from {meta['dataset']['train_videos']} videos of {spec.data.root}, width "
+          f"{spec.model.width:g}, train top-1 {meta['final_train_top1']:.1f}% over the last "
+          f"{meta['final_train_top1_iterations']} iteration(s). Use it as model.pretrained={out.resolve()}")
+    return 0
+
+
 def cmd_flops(args: argparse.Namespace) -> int:
     from harness.models import build_model, get_entry
     from harness.models.flops import count_flops
@@ -80,6 +122,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--json", action="store_true")
     check.add_argument("overrides", nargs="*", help="plan overrides, e.g. recipe=k400_i3d_r50 model.width=0.25")
     check.set_defaults(func=cmd_models_check)
+
+    pre = msub.add_parser(
+        "pretrain-2d", help="train a 2D ResNet-50 on video frames: a stand-in for ImageNet weights (model.pretrained)",
+        description="Train torchvision's ResNet-50 from scratch on single frames of a dataset's training videos and "
+                    "write its backbone state dict (the layout model.pretrained inflates into I3D or SlowFast's "
+                    "slow pathway) with a JSON sidecar saying what it was trained on. Nothing is downloaded: these "
+                    "are not ImageNet weights. scale=smoke|proxy trains on that scale's synthetic videos at its "
+                    "model width (1/16 at smoke scale, so that the weights fit its narrowed video models).")
+    pre.add_argument("--out", required=True, help="the weights file to write (the sidecar is OUT.json)")
+    pre.add_argument("--iterations", type=int, default=200, help="SGD steps (default 200)")
+    pre.add_argument("--batch", type=int, default=32, help="frames per step (default 32)")
+    pre.add_argument("--size", type=int, default=None, help="frame crop in pixels (default: the run's data.crop_size)")
+    pre.add_argument("--lr", type=float, default=0.1, help="peak learning rate (warm-up, then cosine; default 0.1)")
+    pre.add_argument("--seed", type=int, default=0, help="initialisation and frame order (default 0)")
+    pre.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
+    pre.add_argument("--quiet", action="store_true", help="no progress bar")
+    pre.add_argument("overrides", nargs="*",
+                     help="scale=smoke|proxy, or data.name=NAME data.root=DIR data.num_classes=N [model.width=W]")
+    pre.set_defaults(func=cmd_models_pretrain_2d)
 
     flops = sub.add_parser("flops", help="parameters and GFLOPs (fvcore, 1 clip, eval mode)")
     flops.add_argument("model")
