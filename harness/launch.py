@@ -51,9 +51,21 @@ def _prepare_on_rank_zero(scale) -> tuple[str | None, str | None]:
     return shared[0], shared[1]
 
 
+def _pretrained_on_rank_zero(scale, spec) -> None:
+    """prepare_pretrained on rank 0 only; the other ranks wait until its file is there."""
+    import torch.distributed as dist
+
+    from harness.reproduce import prepare_pretrained
+
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        prepare_pretrained(scale, spec)
+    if dist.is_initialized():
+        dist.barrier()
+
+
 def run_job(cfg: DictConfig) -> str:
     """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
-    from harness.reproduce import suite_data
+    from harness.reproduce import suite_data, suite_pretrained
     from harness.suite import load_scale, load_suite, resolve_suite, suite_scale
     from harness.train.distributed import init_distributed
     from harness.train.loop import train
@@ -67,7 +79,9 @@ def run_job(cfg: DictConfig) -> str:
     if not cfg.dry_run and world > 1:
         init_distributed("auto")  # rank 0 prepares the synthetic data while the others wait
     root, cache = suite_data(scale, overrides, bool(cfg.dry_run), prepare=_prepare_on_rank_zero)
-    run = next(r for r in resolve_suite(suite, scale, overrides, root, cache) if r.run.variant == cfg.variant)
+    pretrained = suite_pretrained(scale, overrides, bool(cfg.dry_run))  # the ImageNet rows' stand-in, as reproduce
+    run = next(r for r in resolve_suite(suite, scale, overrides, root, cache, pretrained)
+               if r.run.variant == cfg.variant)
     if run.spec is None:
         raise SpecError(f"{suite.name}/{cfg.variant} cannot run: {run.skip_reason}")
     out = run.output_dir(Path(str(cfg.output_root)) / suite.name)
@@ -80,6 +94,8 @@ def run_job(cfg: DictConfig) -> str:
         print(f"{suite.name}/{cfg.variant}: {world} process(es), output {out}\n  harness train "
               + " ".join(run.overrides))
         return str(out)
+    if pretrained and spec.model.pretrained == pretrained:
+        _pretrained_on_rank_zero(scale, spec)
     train(spec, Path(str(cfg.results)) if cfg.results else None)
     return str(out)
 

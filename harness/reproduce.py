@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.io import require_writable_dir
 from harness.results import record_path, results_root, reuse_record, run_id, same_run_elsewhere
-from harness.spec import SpecError
+from harness.spec import RunSpec, SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
 
 log = logging.getLogger("harness.reproduce")
@@ -104,6 +104,51 @@ def _frame_cache(root: Path, kind: str = "kinetics") -> Path:
     return cache
 
 
+def pretrained_path(scale: Scale) -> str | None:
+    """Where the scale's stand-in for ImageNet weights (`pretrain_2d` in its YAML) lives, made or not: beside its
+    synthetic data, named by what it is trained with, so changed settings train a new file. None when the scale
+    builds none (paper scale: the user's file)."""
+    root = synthetic_paths(scale)[0]
+    if not scale.settings.get("pretrain_2d") or root is None:
+        return None
+    from harness.train.pretrain_2d import settings_from_mapping
+
+    s = settings_from_mapping(scale.settings["pretrain_2d"], f"scale {scale.name}: pretrain_2d")
+    width = scale.settings.get("model_width", 1.0)
+    tag = f"w{width:g}-i{s.iterations}-b{s.batch}-s{s.size}-lr{s.lr:g}-seed{s.seed}"
+    return str(Path(root).with_name(f"{Path(root).name}-resnet50-{tag}.pt"))
+
+
+def suite_pretrained(scale: Scale, overrides: list[str], dry_run: bool) -> str | None:
+    """model.pretrained for the suite's runs that require it: None when the user gives one, trains on their own
+    data (data.root=) or the scale builds none; else the scale's file (:func:`pretrained_path`, a placeholder in a
+    dry run), which :func:`prepare_pretrained` builds before the first run that needs it."""
+    if any(o.startswith(("model.pretrained=", "data.root=")) for o in overrides):
+        return None
+    path = pretrained_path(scale)
+    return "<pretrained ResNet-50>" if dry_run and path else path
+
+
+def prepare_pretrained(scale: Scale, spec: RunSpec) -> str:
+    """Train (once) the scale's 2D ResNet-50 on frames of `spec`'s data (the scale's synthetic training videos) and
+    return its path; a file already there is reused. Under the data folder's lock, as :func:`prepare_synthetic`."""
+    import fcntl
+
+    from harness.train.pretrain_2d import pretrain_2d, settings_from_mapping
+
+    path = Path(pretrained_path(scale))
+    with open(data_home() / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.is_file():
+            settings = settings_from_mapping(scale.settings["pretrain_2d"], f"scale {scale.name}: pretrain_2d")
+            print(f"pre-training a 2D ResNet-50 on synthetic frames (the ImageNet rows' stand-in) into {path} ...",
+                  flush=True)
+            meta = pretrain_2d(spec, path, settings)
+            print(f"  train top-1 {meta['final_train_top1']:.1f}% after {settings.iterations} iterations "
+                  f"({meta['train_s']:.0f}s)", flush=True)
+    return str(path)
+
+
 def train_command(run: ResolvedRun, out: Path, port: int = 29500) -> list[str]:
     """The command that trains `run`: `harness train`, under torchrun with num_gpus processes when > 1."""
     args = ["-m", "harness", "train", *run.overrides, f"output_dir={out}", "resume=true"]
@@ -178,9 +223,10 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
     # The data's paths first: a suite whose runs are all recorded (or reusable) needs no data on this machine.
     root, cache = suite_data(scale, overrides, dry_run, prepare=None if dry_run else synthetic_paths)
+    pretrained = suite_pretrained(scale, overrides, dry_run)  # for the ImageNet rows; built only if one runs
     # Seed-major order: every run's first seed before any run's second, so a stopped call leaves whole rows.
     runs = [r for seed in (seeds or [None]) for r in resolve_suite(
-        suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache)]
+        suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache, pretrained)]
     if only:  # in the order given: the first named run first
         runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
     results = results or results_root()
@@ -204,6 +250,9 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         # Before any data or run: the runs' records go there, which would otherwise fail after every run.
         require_writable_dir(results / suite.name, "--results")
         suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
+        needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
+        if needs:  # the same weights for every seed, as ImageNet weights would be
+            prepare_pretrained(scale, needs[0])
         n_gpus = gpus if gpus is not None else _local_gpus()
         per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)
         if n_gpus and per_run > n_gpus:

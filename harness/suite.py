@@ -22,7 +22,7 @@ from harness.spec import RunSpec, SpecError, did_you_mean
 RUN_KEYS = {"recipe", "overrides", "match_iterations_of", "requires", "paper", "figure"}
 SUITE_KEYS = {"description", "tables", "runs"}
 SCALE_KEYS = {"description", "frames_factor", "sampling_rate", "crop_factor", "max_epoch", "model_width", "num_gpus",
-              "per_gpu_batch", "synthetic", "frame_cache", "train"}
+              "per_gpu_batch", "synthetic", "frame_cache", "train", "pretrain_2d"}
 
 
 @dataclass(frozen=True)
@@ -267,8 +267,10 @@ def suite_scale(suite: SuiteDef, scale: Scale) -> Scale:
 
 
 def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,
-                  cache: str | None = None) -> list[ResolvedRun]:
-    """Every run of `suite` at `scale` as a full override list and its validated spec."""
+                  cache: str | None = None, pretrained: str | None = None) -> list[ResolvedRun]:
+    """Every run of `suite` at `scale` as a full override list and its validated spec. `pretrained` is the
+    model.pretrained of the runs that require one and are given none (the scale's weights pre-trained on its
+    synthetic frames); the other runs' settings, hence their run ids, do not change with it."""
     resolved: dict[str, ResolvedRun] = {}
 
     def resolve(run: RunDef) -> ResolvedRun:
@@ -279,6 +281,9 @@ def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data
         tags = [f"suite={suite.name}", f"variant={run.variant}"]
         overrides = [*base, *scaled, *user_overrides, *tags]
         spec = compose(overrides)
+        if pretrained and "model.pretrained" in run.requires and not spec.model.pretrained:
+            overrides = [*base, *scaled, f"model.pretrained={pretrained}", *user_overrides, *tags]
+            spec = compose(overrides)
         missing = [k for k in run.requires if _get(spec, k) in (None, "")]
         if missing:
             result = ResolvedRun(run, tuple(overrides), None, f"needs {', '.join(missing)} (not set)")

@@ -1,4 +1,4 @@
-"""`harness models pretrain-2d`: a 2D ResNet-50 trained on video frames, in the layout inflation reads."""
+"""`harness models pretrain-2d` and the ImageNet rows' stand-in that `harness reproduce` builds at smoke/proxy scale."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ import json
 import pytest
 import torch
 
+import harness.train.pretrain_2d as pretrain_module
+from harness import reproduce as rep
 from harness.cli import main
+from harness.config import compose
 from harness.models import build_model
 from harness.models.inflate import load_resnet50_state
+from harness.results import run_id
 from harness.spec import ModelSpec
+from harness.suite import Scale, load_scale, load_suite, resolve_suite
 
 TINY = ["--iterations", "3", "--batch", "4", "--size", "32", "--quiet"]
 
@@ -58,3 +63,59 @@ def test_out_folder_and_missing_gpu_are_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert main(["models", "pretrain-2d", "--out", str(tmp_path / "w.pt"), "--device", "cuda", "scale=smoke"]) == 2
     assert "no CUDA GPU is visible" in capsys.readouterr().err
+
+
+def test_reproduce_gives_the_stand_in_to_the_imagenet_rows_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    smoke = load_scale("smoke")
+    path = rep.suite_pretrained(smoke, [], dry_run=False)
+    assert path.startswith(rep.synthetic_paths(smoke)[0]) and path.endswith(".pt")
+    assert rep.suite_pretrained(smoke, [], dry_run=True) == "<pretrained ResNet-50>"
+    assert rep.suite_pretrained(smoke, ["model.pretrained=/mine.pt"], dry_run=False) is None
+    assert rep.suite_pretrained(smoke, ["data.root=/my/data"], dry_run=False) is None
+    assert rep.suite_pretrained(load_scale("paper"), [], dry_run=False) is None  # the user's file, as before
+    suite = load_suite("kinetics_generalization")
+    without = {r.run.variant: r for r in resolve_suite(suite, smoke, [], "/data/synthetic")}
+    with_it = {r.run.variant: r for r in resolve_suite(suite, smoke, [], "/data/synthetic", pretrained=path)}
+    for variant, r in with_it.items():
+        if "model.pretrained" in r.run.requires:
+            assert without[variant].spec is None and r.spec.model.pretrained == path
+        else:  # the other rows keep their settings, so their records keep their run ids
+            assert r.spec.model.pretrained is None and run_id(r.spec) == run_id(without[variant].spec)
+    mine = resolve_suite(suite, smoke, ["model.pretrained=/mine.pt"], "/data/synthetic", pretrained=path)
+    assert {r.spec.model.pretrained for r in mine if r.run.requires} == {"/mine.pt"}
+
+
+def test_the_stand_in_is_built_once_and_rebuilt_only_when_missing(synth_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    smoke = load_scale("smoke")
+    scale = Scale("smoke", {**smoke.settings, "pretrain_2d": {"iterations": 2, "batch": 4, "size": 32}})
+    spec = compose(["scale=smoke", *data_overrides(synth_root)])
+    built = []
+    original = pretrain_module.pretrain_2d
+    monkeypatch.setattr(pretrain_module, "pretrain_2d", lambda *a, **k: built.append(a[1]) or original(*a, **k))
+    path = rep.prepare_pretrained(scale, spec)
+    assert path == rep.pretrained_path(scale) and load_resnet50_state(rep.Path(path))
+    first = rep.Path(path).stat().st_mtime_ns
+    assert rep.prepare_pretrained(scale, spec) == path and len(built) == 1
+    assert rep.Path(path).stat().st_mtime_ns == first
+    rep.Path(path).unlink()
+    rep.prepare_pretrained(scale, spec)
+    assert len(built) == 2 and rep.Path(path).is_file()
+    # Other settings are another file, not the old one reused.
+    longer = Scale("smoke", {**scale.settings, "pretrain_2d": {"iterations": 3, "batch": 4, "size": 32}})
+    assert rep.pretrained_path(longer) != path
+
+
+def test_reproduce_builds_the_stand_in_only_for_a_run_that_needs_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: rep.synthetic_paths(scale))  # no video made
+    built, started = [], []
+    monkeypatch.setattr(rep, "prepare_pretrained", lambda scale, spec: built.append(spec.variant))
+    monkeypatch.setattr(rep, "_run_one", lambda r, *a: started.append(r.spec.model.pretrained) or (r.run.variant, 0, 0))
+    kwargs = {"results": tmp_path / "results", "report": False}
+    rep.reproduce("kinetics_generalization", "smoke", [], only=["baseline"], **kwargs)
+    assert built == [] and started == [None]
+    rep.reproduce("kinetics_generalization", "smoke", [], only=["imagenet_baseline", "imagenet_multigrid"], **kwargs)
+    assert built == ["imagenet_baseline"]
+    assert started[1:] == [rep.pretrained_path(load_scale("smoke"))] * 2
