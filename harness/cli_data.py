@@ -123,6 +123,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from harness.data.clip_dataset import VideoClipDataset
     from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
+    from harness.records import DataBenchRecord
     from harness.schedule import build_plan
 
     spec = _compose(args.overrides)
@@ -150,9 +151,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.prepared:  # the same videos, re-encoded by `harness data prepare`
         prepared = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, root=args.prepared)),
                                               "train", decode_threads=args.threads)
-    record = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
+    fields = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
                           consumer=consumer, preset=synthetic_preset(spec.data.root))
-    record["prepared"] = args.prepared
+    record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

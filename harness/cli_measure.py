@@ -27,7 +27,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness.cli_train import scaled_overrides
     from harness.config import compose
     from harness.measure.predict import profile_plan, profile_summary
-    from harness.provenance import provenance
+    from harness.records import PlanProfileRecord, SuiteProfileRecord
     from harness.schedule import baseline_spec, build_plan
     from harness.schedule.trained import iterations_by_shape
 
@@ -41,9 +41,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
         def bar(total: int, name: str):
             return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
 
-        record = {**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
-                                  repeats=args.repeats, step=args.step, progress_factory=bar, loader=loader),
-                  "provenance": provenance()}
+        record = SuiteProfileRecord(**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
+                                                    repeats=args.repeats, step=args.step, progress_factory=bar,
+                                                    loader=loader)).to_dict()
         if _save_or_print_json(record, args):
             return 0
         with_loader = " with loader" if loader is not None else ""
@@ -64,7 +64,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
         profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
                                progress=bar, loader=loader)
-    record = {**profile_summary(profile), "spec": spec.to_dict(), "provenance": provenance()}
+    record = PlanProfileRecord(**profile_summary(profile), spec=spec.to_dict()).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
@@ -111,13 +111,13 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.measure.throughput import measure_throughput
-    from harness.provenance import provenance
+    from harness.records import ThroughputRecord
 
     total = len(args.recipes) * len(args.batches) * len(args.modes)  # (GPU-only modes are skipped on a CPU)
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
-        record = {**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
-                                       warmup=args.warmup, repeats=args.repeats, progress=bar),
-                  "provenance": provenance()}
+        record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
+                                                       warmup=args.warmup, repeats=args.repeats,
+                                                       progress=bar)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
@@ -153,13 +153,13 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
 def cmd_scaling(args: argparse.Namespace) -> int:
 
     from harness.measure.scaling import measure_scaling
-    from harness.provenance import provenance
+    from harness.records import ScalingRecord
 
-    record = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
-                             step_mode=args.step)
-    if not record.pop("is_main"):
+    measured = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
+                               step_mode=args.step)
+    if not measured.pop("is_main"):
         return 0
-    record["provenance"] = provenance()
+    record = ScalingRecord(**measured).to_dict()
     _save_or_print_json(record, args)
     print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}, "
           f"{record['step']} steps")

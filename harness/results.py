@@ -11,10 +11,6 @@ from typing import Any
 from harness.io import write_json_atomic
 from harness.spec import RunSpec
 
-# Moves with the run record's schema (results/README.md lists the fields). 1: the first records; 2: records that
-# may carry final.train_top1/train_videos, same_run_as, resumed_from_iteration and outside_steps (fields added
-# while version 1 was written: readers treat them as optional in every version).
-RECORD_VERSION = 2
 # Settings that change where or how a run executes, not what it computes.
 NOT_IN_RUN_ID = ("output_dir", "resume")
 NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_checkpoints")

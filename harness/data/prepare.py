@@ -35,6 +35,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.decode import _rotation_steps
+from harness.records import PrepareRecord
 from harness.spec import SpecError
 
 MANIFEST = "prepare.json"
@@ -167,8 +168,9 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
                     progress: bool = True) -> dict[str, Any]:
     """Re-encode every video that dataset `name` under `root` lists into `out_dir` (see the module docstring).
 
-    Returns the summary also written to ``prepare.json``: videos, prepared, reused (already there), bad
-    [{path, error}], source_bytes and bytes (of the videos in the copy), storage_ratio, seconds, settings."""
+    Returns the summary also written to ``prepare.json`` (harness.records.PrepareRecord): videos, prepared,
+    reused (already there), bad [{path, error}], source_bytes and bytes (of the videos in the copy),
+    storage_ratio, seconds, settings, and its provenance."""
     began = time.perf_counter()
     root, out = Path(root).expanduser(), Path(out_dir).expanduser()
     if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51:
@@ -202,9 +204,10 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     kept = [src for src, dst in targets.items() if dst.is_file()]
     source_bytes = sum(src.stat().st_size for src in kept)
     out_bytes = sum(targets[src].stat().st_size for src in kept)
-    summary = {"settings": record, "complete": True, "videos": len(targets), "prepared": len(results) - len(bad),
-               "reused": len(done), "bad": bad, "source_bytes": source_bytes, "bytes": out_bytes,
-               "storage_ratio": out_bytes / source_bytes if source_bytes else None,
-               "annotation_files": [str(p) for p in copies.values()], "seconds": time.perf_counter() - began}
+    summary = PrepareRecord(settings=record, complete=True, videos=len(targets), prepared=len(results) - len(bad),
+                            reused=len(done), bad=bad, source_bytes=source_bytes, bytes=out_bytes,
+                            storage_ratio=out_bytes / source_bytes if source_bytes else None,
+                            annotation_files=[str(p) for p in copies.values()],
+                            seconds=time.perf_counter() - began).to_dict()
     _write_json(out / MANIFEST, summary)
     return summary

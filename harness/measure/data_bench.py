@@ -22,6 +22,7 @@ from harness.data.clip_dataset import VideoClipDataset, collate_clips
 from harness.data.decode import VideoReader
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
+from harness.provenance import provenance_of
 from harness.schedule import Plan
 from harness.schedule.trained import planned_loader_shapes
 
@@ -107,15 +108,6 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     return n / elapsed if n else float("nan")
 
 
-def environment() -> dict[str, Any]:
-    """Hardware, versions, commit and date for a benchmark record (harness.provenance)."""
-    from harness.provenance import provenance
-
-    prov = provenance()
-    return {"hardware": prov["hardware"], "versions": prov["versions"], "commit": prov["commit"],
-            "date": prov["date"]}  # the provenance keys of every other record (older loader records: git_commit)
-
-
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
                  cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None) -> dict[str, Any]:
     """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache and the prepared
@@ -173,7 +165,8 @@ def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None) -> dict[str, Any]:
-    """The benchmark record: per planned shape, decode, resample and loader clips/s (by worker count).
+    """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
+    loader clips/s (by worker count).
 
     `cached`: the same dataset reading a frame cache; adds per shape `cache_read_clips_per_s` and
     `cache_loader_clips_per_s` (by worker count), and the record's `cache` (folder, short side, bytes).
@@ -206,7 +199,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
         consumed = consumer_rates(consumer)
         for row in rows:
             row["consumer_clips_per_s"] = consumed.get((row["t"], row["s"]))
-    return {**environment(), "kind": "data-bench", "preset": preset, "dataset": {
+    return {"preset": preset, "dataset": {
         "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
         "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache,
         "paths": loader_paths(rows, ratios), "shapes": rows}
@@ -232,7 +225,8 @@ def format_bench(record: dict[str, Any]) -> str:
         f"{'w=' + w:>9}" for w in workers)
     if cached:
         head += f" {'cache':>9} " + " ".join(f"{'c w=' + w:>9}" for w in workers)
-    lines = [f"loader clips/s on {record['hardware']['cpu_count']} cores ({record['dataset']['videos']} videos)"
+    cores = provenance_of(record)["hardware"].get("cpu_count", "?")
+    lines = [f"loader clips/s on {cores} cores ({record['dataset']['videos']} videos)"
              + (f"; cache {record['cache']['folder']}" if cached else ""), head]
     for r in record["shapes"]:
         line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "

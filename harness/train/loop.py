@@ -29,8 +29,8 @@ from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
-from harness.provenance import provenance
-from harness.results import RECORD_VERSION, record_path, run_id, write_record
+from harness.records import RunRecord
+from harness.results import record_path, run_id, write_record
 from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
@@ -256,12 +256,14 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     if spec.train.train_eval_videos:
         final.update(_train_scores(spec, net, multilabel, prepare, autocast, info, state, bad, train_set.min_frames))
     state.evals.append(final)
-    record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops)
-    # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
-    record["step"] = {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations}
-    record["outside_steps"] = {**outside, "total_s": time.perf_counter() - started}
-    # Where this attempt began: a resumed run's train time also holds earlier attempts' steps (checkpointed meter).
-    record["resumed_from_iteration"] = resumed_from
+    attempt = {
+        # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
+        "step": {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations},
+        "outside_steps": {**outside, "total_s": time.perf_counter() - started},
+        # Where this attempt began: a resumed run's train time also holds earlier attempts' steps (checkpointed
+        # meter).
+        "resumed_from_iteration": resumed_from}
+    record = _record(spec, plan, state, final, bad, info, bf16, channels_last, gflops, attempt).to_dict()
     if info.is_main:
         write_record(record, out, spec, results)
     return record
@@ -332,28 +334,27 @@ def _train_scores(spec: RunSpec, net: nn.Module, multilabel: bool, prepare, auto
 
 
 def _record(spec: RunSpec, plan: Plan, state: TrainState, final: dict[str, Any], bad: BadVideoLog, info: DistInfo,
-            bf16: bool, channels_last: bool, gflops: dict[tuple[int, int], float]) -> dict[str, Any]:
+            bf16: bool, channels_last: bool, gflops: dict[tuple[int, int], float],
+            attempt: dict[str, Any]) -> RunRecord:
     summary = plan_summary(plan)
-    measured = state.meter.summary()
-    return {
-        "record_version": RECORD_VERSION,
-        "run_id": run_id(spec),
-        "suite": spec.suite,
-        "recipe": spec.recipe,
-        "variant": spec.variant,
-        "status": "complete",
-        "spec": spec.to_dict(),
-        "plan": {k: summary[k] for k in ("kind", "lr_steps", "lr_multipliers", "max_epoch", "iterations",
-                                         "baseline_iterations", "iteration_ratio", "warmup_epochs")},
-        **provenance(),
-        "world_size": info.world_size,
-        "precision": "bf16" if bf16 else "fp32",
-        "channels_last": channels_last,
-        "clip_gflops": [{"t": t, "s": s, "gflops": g} for (t, s), g in gflops.items()],
-        "measured": measured,
-        "shape_checks": state.shape_checks,
-        "epoch_losses": state.losses,
-        "evals": state.evals,
-        "final": final,
-        "bad_videos": bad.as_dict(),
-    }
+    return RunRecord(
+        run_id=run_id(spec),
+        suite=spec.suite,
+        recipe=spec.recipe,
+        variant=spec.variant,
+        status="complete",
+        spec=spec.to_dict(),
+        plan={k: summary[k] for k in ("kind", "lr_steps", "lr_multipliers", "max_epoch", "iterations",
+                                      "baseline_iterations", "iteration_ratio", "warmup_epochs")},
+        world_size=info.world_size,
+        precision="bf16" if bf16 else "fp32",
+        channels_last=channels_last,
+        clip_gflops=[{"t": t, "s": s, "gflops": g} for (t, s), g in gflops.items()],
+        measured=state.meter.summary(),
+        shape_checks=state.shape_checks,
+        epoch_losses=state.losses,
+        evals=state.evals,
+        final=final,
+        bad_videos=bad.as_dict(),
+        **attempt,
+    )

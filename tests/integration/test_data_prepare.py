@@ -11,6 +11,7 @@ from harness.cli import main
 from harness.data import load_annotations
 from harness.data.decode import read_clip, scan_video
 from harness.data.prepare import encoded_size, prepare_dataset
+from harness.records import PrepareRecord
 from harness.spec import SpecError
 from tests.integration.test_data_support import truncate, write_kinetics_list
 
@@ -45,7 +46,9 @@ def test_prepared_copy_has_short_gops_the_same_frames_and_annotations(dataset, t
     assert (info.frames, min(info.height, info.width)) == (before.frames, 16)  # every frame, scaled down
     assert keyframes(video) == [0, 4, 8] and keyframes(dataset / "train/c0/v000.mp4") == [0]
     assert read_clip(video, [0.0, 0.2, 0.4]).shape[:3] == (3, info.height, info.width)  # T×H×W×C
-    assert json.loads((out / "prepare.json").read_text())["complete"] is True
+    manifest = json.loads((out / "prepare.json").read_text())
+    assert manifest["complete"] is True and manifest["record_version"] == PrepareRecord.VERSION
+    assert manifest["provenance"]["commit"]
     assert not list(out.rglob("*.partial"))
 
 

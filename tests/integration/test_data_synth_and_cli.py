@@ -14,6 +14,7 @@ from harness import cli_data
 from harness.data import load_annotations, scan_video
 from harness.data.decode import read_clip
 from harness.data.synth import PRESETS, class_names, class_table, make_synthetic_dataset, preset_config, render_video
+from harness.records import DataBenchRecord
 from harness.spec import SpecError
 from tests.integration.test_data_support import truncate, write_video
 
@@ -142,7 +143,8 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
                    f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
                    "data.num_classes=4", "data.train_videos=8") == 0
     record = json.loads(out.read_text())
-    assert {"hardware", "versions", "commit", "date", "shapes"} <= record.keys()
+    assert record["record_version"] == DataBenchRecord.VERSION and "shapes" in record
+    assert {"hardware", "versions", "commit", "date"} <= record["provenance"].keys()
     shapes = {(r["t"], r["s"]) for r in record["shapes"]}
     assert (8, 32) in shapes and (2, 16) in shapes
     assert all(r["decode_clips_per_s"] > 0 and r["loader_clips_per_s"]["0"] > 0 for r in record["shapes"])

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from harness.records import ScalingRecord
+
 
 def test_scaling_splits_the_global_batch_and_syncs_bn_over_processes(tmp_path):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
@@ -20,6 +22,7 @@ def test_scaling_splits_the_global_batch_and_syncs_bn_over_processes(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     single, double = json.loads(one.read_text()), json.loads(two.read_text())
     assert (single["world_size"], double["world_size"]) == (1, 2)
+    assert single["record_version"] == double["record_version"] == ScalingRecord.VERSION
     by_shape = {(r["t"], r["s"], r["global_batch"]): r for r in single["shapes"]}
     for row in double["shapes"]:
         other = by_shape[(row["t"], row["s"], row["global_batch"])]  # the same shapes at the same global batch

@@ -158,9 +158,11 @@ def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, mon
 
 def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
     from harness.measure.throughput import measure_throughput
+    from harness.records import ThroughputRecord
 
     record = measure_throughput(("k400_i3d_r50",), (1,), ("plain", "eager", "cuda_graphs"), device="cpu",
                                 warmup=0, repeats=1)
+    ThroughputRecord(**record)  # the fields its record type names, no more, no fewer
     assert record["skipped"] == ["cuda_graphs"] and record["matmul_tflops"] > 0
     assert [r["mode"] for r in record["rows"]] == ["plain", "eager"]
     for row in record["rows"]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import compose
+from harness.records import RunRecord
 from harness.schedule import build_plan
 from harness.train.loop import TrainingDiverged, train
 
@@ -31,7 +32,8 @@ def _check_record(record: dict, spec) -> None:
     assert measured["forward_gflops"] > 0
     assert {"top1", "top5"} <= set(record["final"]) and record["final"]["videos_scored"] == 8
     assert record["bad_videos"]["bad_videos"] == 0
-    assert record["commit"] and record["hardware"]["cpu_count"]
+    assert record["record_version"] == RunRecord.VERSION and "commit" not in record
+    assert record["provenance"]["commit"] and record["provenance"]["hardware"]["cpu_count"]
     assert len(record["epoch_losses"]) == plan.max_epoch
     outside = record["outside_steps"]
     assert outside["setup_s"] > 0 and outside["checkpoint_s"] > 0  # a checkpoint at the end of every epoch

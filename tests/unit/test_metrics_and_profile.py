@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from harness.measure.predict import profile_plan, profile_summary
+from harness.records import PlanProfileRecord
 from harness.schedule import build_plan
 from harness.schedule.trained import iterations_by_shape
 from harness.train.evaluate import mean_average_precision, topk_accuracy
@@ -74,6 +75,7 @@ def test_profile_cli_writes_a_record(tmp_path):
     record = json.loads(out.read_text())
     assert record["device"] == "cpu" and record["predicted_speedup"] > 0
     assert record["provenance"]["hardware"]["cpu_count"] >= 1
+    assert record["record_version"] == PlanProfileRecord.VERSION
     assert "predicted on cpu" in done.stdout
 
 

@@ -351,3 +351,24 @@ def test_runs_on_another_card_are_compared_with_that_cards_baseline():
     # One card: nothing converted, nothing said.
     _, chosen, notes = select_records(SUITE, records[:3])
     assert chosen["multigrid"]["measured"]["train_s"] == 42.0 and not any("scaled" in n for n in notes)
+
+
+def _in_a_block(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` as run records are written since version 3: provenance in one block, not at the top level."""
+    keys = ("commit", "date", "versions", "hardware")
+    return {**{k: v for k, v in record.items() if k not in keys}, "record_version": 3,
+            "provenance": {k: record[k] for k in keys}}
+
+
+def test_records_with_a_provenance_block_report_as_the_older_shape_does():
+    records = [_on_gpu(make_record("baseline", kind="baseline", train_s=100.0), "A", seed=0),
+               _on_gpu(make_record("multigrid", train_s=42.0, date="2026-01-02T00:00:00+00:00"), "A"),
+               _on_gpu(make_record("baseline", kind="baseline", train_s=210.0), "B", seed=2),
+               _on_gpu(make_record("multigrid", train_s=70.0), "B", seed=1)]
+
+    def report(records):
+        _, chosen, notes = select_records(SUITE, records)
+        return tables_markdown(build_tables(SUITE, chosen, PAPER)), notes
+
+    old, new = report(records), report([_in_a_block(r) for r in records])
+    assert new == old and "A seconds" in " ".join(old[1]) and "0123456789ab" in old[0]
