@@ -17,6 +17,8 @@ NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_che
 # Keys added after records were first written: hashed only when set off their default, so the ids of
 # records made before them (which ran at that default) stay valid. A step mode changes the timings.
 TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0}
+# Another decoder plans the same clips, but its pixels differ by a few grey levels and its data wait differs.
+DATA_HASHED_WHEN_SET = {"decoder": "pyav"}
 
 
 def results_root() -> Path:
@@ -31,7 +33,11 @@ def _hashed_settings(spec_dict: dict[str, Any], names: bool = True) -> str:
     d = json.loads(json.dumps(spec_dict))  # a deep copy
     for key in (*NOT_IN_RUN_ID, *(() if names else ("suite", "variant"))):
         d.pop(key, None)
-    d.get("data", {}).pop("cache", None)  # a frame cache serves the very frames decoding would
+    data = d.get("data", {})
+    data.pop("cache", None)  # a frame cache serves the very frames decoding would
+    for key, default in DATA_HASHED_WHEN_SET.items():
+        if data.get(key, default) == default:
+            data.pop(key, None)
     train = d.get("train", {})
     for key in NOT_IN_RUN_ID_TRAIN:
         train.pop(key, None)

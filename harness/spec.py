@@ -59,6 +59,7 @@ class DataSpec:
     train_videos: int = 240_000  # clips per training epoch; a real dataset root replaces it by its count
     num_classes: int = 400
     cache: str | None = None  # folder of a decoded-frame cache (`harness data cache`) to read clips from
+    decoder: str = "pyav"  # "pyav" (CPU, in the loader's workers), "torchcodec" (CPU), "nvdec" (GPU, training clips)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
 STEP_MODES = ("eager", "cuda_graphs", "compile", "auto")  # harness.train.step implements them
 POLICIES = ("step", "cosine")
+DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 
 
 def _plain(value: Any) -> Any:
@@ -295,6 +297,13 @@ def validate(spec: RunSpec) -> RunSpec:
              f"'data.jitter' must be [min, max] short-side sizes with 0 < min <= max, got {list(d.jitter)}.")
     _require(d.train_videos >= 1, f"'data.train_videos' must be >= 1, got {d.train_videos}.")
     _require(d.num_classes >= 1, f"'data.num_classes' must be >= 1, got {d.num_classes}.")
+    _require(d.decoder in DECODERS, f"'data.decoder' must be one of {DECODERS}, got '{d.decoder}'."
+             + did_you_mean(d.decoder, DECODERS))
+    _require(d.decoder == "pyav" or d.cache is None,
+             f"'data.cache' serves decoded frames, so nothing is decoded, but data.decoder={d.decoder}. Unset one: "
+             f"data.cache=null to decode, or data.decoder=pyav to read the cache.")
+    _require(d.decoder != "nvdec" or spec.train.device != "cpu",
+             "'data.decoder=nvdec' decodes on a CUDA GPU, but train.device=cpu. Use data.decoder=pyav.")
     _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")
     _require(spec.model.width > 0, f"'model.width' must be > 0, got {spec.model.width}.")
     _require(m.epoch_factor > 0, f"'multigrid.epoch_factor' must be > 0, got {m.epoch_factor}.")

@@ -9,11 +9,14 @@ replaced by another one drawn from the same key (bounded retries); the failures 
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
 With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache_read`) instead of PyAV;
 the clips are the same. Datasets stored as extracted frames (frame lists, :mod:`harness.data.frames`) read the
-JPEG frames a clip needs; ``HARNESS_DECODER=torchcodec`` decodes videos with torchcodec instead of PyAV.
+JPEG frames a clip needs; ``data.decoder=torchcodec`` decodes videos with torchcodec instead of PyAV. With
+``data.decoder=nvdec`` the training loader's workers only plan clips (:meth:`VideoClipDataset.planning`): NVDEC
+decodes and resamples them on the GPU in the main process (:mod:`harness.data.nvdec`).
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -27,11 +30,11 @@ from harness.data.annotation_records import VideoRecord
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, train_clip_plan
-from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video
+from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video, require_decoder
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
-from harness.spec import RunSpec
+from harness.spec import RunSpec, SpecError
 
 log = logging.getLogger("harness.data")
 
@@ -80,7 +83,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
 
     def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
                  min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0,
-                 cache: FrameCache | None = None):
+                 cache: FrameCache | None = None, decoder: str = "pyav"):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
         self.annotations, self.records = annotations, annotations.records
@@ -88,6 +91,8 @@ class VideoClipDataset(torch.utils.data.Dataset):
         self.min_frames, self.max_retries = min_frames, max_retries
         self.decode_threads, self.seed = decode_threads, seed
         self.cache = cache  # a checked FrameCache (open_frame_cache): frames come from it instead of decoding
+        self.decoder = decoder  # data.decoder: "pyav", "torchcodec" or "nvdec" (CPU readers are PyAV's under nvdec)
+        self.plans_only = False  # training items are clip plans, not clips (planning(): the NVDEC path's workers)
         self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
 
     @classmethod
@@ -95,8 +100,10 @@ class VideoClipDataset(torch.utils.data.Dataset):
                   **options: Any) -> VideoClipDataset:
         """The dataset `spec.data` names, with its recipe's sampling; `options` override Sampling fields or
         the constructor's keywords (train, min_frames, max_retries, decode_threads). With `data.cache` set, clips are
-        read from that frame cache, which must hold every video of the split (SpecError otherwise)."""
+        read from that frame cache, which must hold every video of the split (SpecError otherwise). A decoder that
+        cannot run here (`data.decoder`) is a SpecError naming the fallback."""
         d = spec.data
+        require_decoder(d.decoder)
         root = root if root is not None else d.root
         ann = load_annotations(d.name, root, split, d.num_classes)
         cache = open_frame_cache(d.cache, ann, d.name, root, max(d.jitter)) if d.cache else None
@@ -105,7 +112,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         keywords = {k: options.pop(k) for k in ("min_frames", "max_retries", "decode_threads") if k in options}
         train = options.pop("train", split == "train")  # train=False: the split's videos as evaluation views
         fields.update(options)
-        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, **keywords)
+        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, decoder=d.decoder, **keywords)
 
     @property
     def num_classes(self) -> int:
@@ -122,11 +129,21 @@ class VideoClipDataset(torch.utils.data.Dataset):
             sp = self.sampling
             item = ClipRequest(int(item), sp.num_frames, sp.crop_size, (sp.sampling_rate, sp.sampling_rate),
                                sp.jitter, (self.seed, int(item)))
-        return self._train_item(item)
+        return self._plan_item(item) if self.plans_only else self._train_item(item)
+
+    def planning(self) -> VideoClipDataset:
+        """This dataset serving clip plans instead of clips in training (items of :meth:`_plan_item`); for the
+        NVDEC path, whose DataLoader workers open headers and plan while the GPU decodes."""
+        if any(isinstance(r, FrameListRecord) for r in self.records):
+            raise SpecError("data.decoder=nvdec decodes videos, but this dataset stores extracted frames (frame "
+                            "lists). Use data.decoder=pyav.")
+        planner = copy.copy(self)
+        planner.plans_only, planner._bad = True, {}
+        return planner
 
     def _open(self, index: int) -> VideoReader | TorchCodecReader | CachedVideoReader | FrameListReader:
         """The reader of video `index`: extracted frames for a frame-list record, else the frame cache when
-        there is one, else a decoder (PyAV, or torchcodec with HARNESS_DECODER=torchcodec)."""
+        there is one, else a decoder (PyAV, or torchcodec with data.decoder=torchcodec)."""
         if index in self._bad:
             raise self._bad[index]
         record = self.records[index]
@@ -135,7 +152,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         elif self.cache is not None:
             reader = self.cache.reader(record.path)
         else:
-            reader = open_video(record.path, self.decode_threads)
+            reader = open_video(record.path, self.decode_threads, self.decoder)
         if reader.info.frames < self.min_frames:
             reader.close()
             raise VideoError("too_short", f"{reader.path}: {reader.info.frames} frame(s), fewer than the "
@@ -178,6 +195,21 @@ class VideoClipDataset(torch.utils.data.Dataset):
             video = geometry(reader.info)
         return train_clip_plan(req, attempt, len(self.records), video.with_size(*size) if size else video,
                                self.clip_sampling())
+
+    def first_plan(self, req: ClipRequest, attempt: int, failures: list[tuple[str, str]]) -> ClipPlan:
+        """The plan of the first attempt from `attempt` on whose video opens (each failure noted in `failures`, as
+        :meth:`_train_item` notes them); DataError after the last attempt."""
+        for k in range(attempt, self.max_retries + 1):
+            try:
+                return self.plan_clip(req, k)
+            except VideoError as err:
+                self.note_failure(attempt_index(req, k, len(self.records)), err, failures)
+        raise self.too_many_failures(failures)
+
+    def _plan_item(self, req: ClipRequest) -> dict[str, Any]:
+        """A training item of the NVDEC path: the request, its first openable video's plan, the failures so far."""
+        failures: list[tuple[str, str]] = []
+        return {"request": req, "plan": self.first_plan(req, 0, failures), "failures": failures}
 
     def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
         sp, n = self.sampling, len(self.records)
@@ -241,6 +273,11 @@ def collate_clips(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return {"clips": torch.stack([x["clip"] for x in samples]), "labels": _labels([x["label"] for x in samples]),
             "index": torch.tensor([x["index"] for x in samples]),
             "failures": [f for x in samples for f in x["failures"]]}
+
+
+def collate_plans(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A training batch of the NVDEC path: the plan items as they are (harness.data.nvdec decodes them)."""
+    return samples
 
 
 def collate_eval(samples: list[dict[str, Any]]) -> dict[str, Any]:

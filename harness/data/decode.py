@@ -6,18 +6,20 @@ so any frame rate (constant or variable) and any container/codec FFmpeg reads wo
 Frames are converted to RGB only when a clip uses them: a strided clip decodes its whole window (decoding
 is sequential) but converts one frame in `stride`.
 
-Backends. ``HARNESS_DECODER=pyav`` (the default) decodes with PyAV (:class:`VideoReader`);
-``HARNESS_DECODER=torchcodec`` with torchcodec (:class:`TorchCodecReader`, same interface, same frames up to
-the codec's rounding). :func:`open_video` picks by the variable, read when a video is opened, so DataLoader
-workers follow the variable the training process was started with. torchcodec is optional and not a
-dependency of the harness; install it into the environment with::
+Backends, chosen by the config key ``data.decoder`` (the dataset passes it to :func:`open_video`):
+``pyav`` (the default) decodes with PyAV (:class:`VideoReader`); ``torchcodec`` with torchcodec
+(:class:`TorchCodecReader`, same interface, same frames up to the codec's rounding); ``nvdec`` decodes training
+clips on the GPU (:mod:`harness.data.nvdec`), reading headers and evaluation views with PyAV. (The environment
+variable ``HARNESS_DECODER`` that used to select torchcodec is an error now, naming the key.) torchcodec is
+optional and not a dependency of the harness; install it into the environment with::
 
     pip install torchcodec            # a wheel matching the installed torch (torchcodec's README has the table)
     apt-get install -y ffmpeg         # torchcodec links FFmpeg's shared libraries (4 to 7) at run time;
                                       # PyAV bundles its own FFmpeg, so this is needed for torchcodec only
 
 If torchcodec cannot be imported or cannot load FFmpeg, selecting it is an error that says so (no silent
-fallback: benchmarks must measure the backend they name). ``harness data check`` always scans with PyAV.
+fallback: benchmarks must measure the backend they name): :func:`require_decoder`, before any work.
+``harness data check`` always scans with PyAV.
 """
 
 from __future__ import annotations
@@ -80,17 +82,29 @@ def _container_signature(path: Path) -> str | None:
     return None
 
 
-DECODER_ENV = "HARNESS_DECODER"
-DECODERS = ("pyav", "torchcodec")
+DECODER_ENV = "HARNESS_DECODER"  # no longer read: data.decoder replaced it (require_decoder says so)
 
 
-def decoder_backend() -> str:
-    """The decoding backend `HARNESS_DECODER` selects: "pyav" (default) or "torchcodec"."""
-    name = os.environ.get(DECODER_ENV, "pyav").strip().lower() or "pyav"
-    if name not in DECODERS:
-        raise ValueError(f"{DECODER_ENV}={name!r} is not a decoder; use one of {', '.join(DECODERS)} (or unset it "
-                         f"for pyav)")
-    return name
+def require_decoder(decoder: str) -> None:
+    """SpecError (exit 2, before any work) where `data.decoder` cannot decode here: HARNESS_DECODER is set (the
+    old way to choose), torchcodec cannot be imported, or (nvdec) PyNvVideoCodec or a CUDA GPU is missing."""
+    from harness.spec import SpecError
+
+    old = os.environ.get(DECODER_ENV)
+    if old is not None:
+        raise SpecError(f"{DECODER_ENV}={old!r} is set, but the decoder is chosen by the config key data.decoder "
+                        f"now (pyav, torchcodec or nvdec). Unset {DECODER_ENV} and set data.decoder="
+                        f"{old.strip().lower() or 'pyav'}.")
+    if decoder == "torchcodec":
+        why = torchcodec_available()
+        if why is not None:
+            raise SpecError(f"data.decoder=torchcodec, but torchcodec cannot be used here ({why}). Install it "
+                            f"('pip install torchcodec' and FFmpeg's shared libraries, e.g. 'apt-get install "
+                            f"ffmpeg') or use data.decoder=pyav.")
+    elif decoder == "nvdec":
+        from harness.data.nvdec import require_nvdec
+
+        require_nvdec()
 
 
 def torchcodec_available() -> str | None:
@@ -234,7 +248,7 @@ class VideoReader:
 
 
 class TorchCodecReader:
-    """VideoReader's interface on torchcodec's VideoDecoder (`HARNESS_DECODER=torchcodec`; see the module docs).
+    """VideoReader's interface on torchcodec's VideoDecoder (`data.decoder=torchcodec`; see the module docs).
 
     `frames_at` returns the frames nearest to the times, as VideoReader: torchcodec gives the frame *shown* at a
     time (the last one starting at or before it), so each time is moved half a frame later. Rotation metadata
@@ -247,9 +261,9 @@ class TorchCodecReader:
         _check_file(self.path)
         why = torchcodec_available()
         if why is not None:
-            raise RuntimeError(f"{DECODER_ENV}=torchcodec, but torchcodec cannot be used here ({why}). Install it "
+            raise RuntimeError(f"data.decoder=torchcodec, but torchcodec cannot be used here ({why}). Install it "
                                f"('pip install torchcodec' and FFmpeg's shared libraries, e.g. 'apt-get install "
-                               f"ffmpeg') or unset {DECODER_ENV} to decode with PyAV.")
+                               f"ffmpeg') or use data.decoder=pyav.")
         from torchcodec.decoders import VideoDecoder
 
         try:
@@ -306,9 +320,10 @@ class TorchCodecReader:
         return [i / self.info.fps for i in indices]
 
 
-def open_video(path: str | Path, threads: int = 1) -> VideoReader | TorchCodecReader:
-    """A reader of `path` with the backend `HARNESS_DECODER` selects (PyAV unless it says torchcodec)."""
-    if decoder_backend() == "torchcodec":
+def open_video(path: str | Path, threads: int = 1, decoder: str = "pyav") -> VideoReader | TorchCodecReader:
+    """A CPU reader of `path`: torchcodec for data.decoder=torchcodec, else PyAV (also under nvdec, whose headers
+    and evaluation views PyAV reads)."""
+    if decoder == "torchcodec":
         return TorchCodecReader(path, threads)
     return VideoReader(path, threads)
 

@@ -21,7 +21,14 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from harness.data.check import min_clip_frames
-from harness.data.clip_dataset import BadVideoLog, DataError, VideoClipDataset, collate_clips, collate_eval
+from harness.data.clip_dataset import (
+    BadVideoLog,
+    DataError,
+    VideoClipDataset,
+    collate_clips,
+    collate_eval,
+    collate_plans,
+)
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
@@ -182,22 +189,32 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                      shapes=len(planned_clip_sizes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:
-        x = normalize(clips.to(info.device, non_blocking=True))
+        # uint8 clips from the loader's workers; float ones (data.decoder=nvdec) are normalised on the GPU already
+        x = clips if clips.is_floating_point() else normalize(clips.to(info.device, non_blocking=True))
         return x.contiguous(memory_format=memory_format)
 
     first = iteration(plan, min(state.iteration, plan.iterations - 1))
     sampler = ShortCycleBatchSampler(plan, len(train_set), rank=info.rank, world_size=info.world_size,
                                      epoch=first.epoch, start_iteration=state.iteration, to_end=True)
     workers = spec.train.num_workers
-    loader = DataLoader(train_set, batch_sampler=sampler, collate_fn=collate_clips, num_workers=workers,
-                        pin_memory=on_gpu, persistent_workers=workers > 0, generator=_private_generator())
+    nvdec = None
+    if spec.data.decoder == "nvdec":  # workers plan clips (CPU only); NVDEC decodes them here, on the GPU
+        from harness.data.nvdec import DECODE_THREADS, NvdecDecoder, check_codec
+
+        nvdec = NvdecDecoder(info.device, threads=DECODE_THREADS)
+        check_codec(nvdec, train_set)
+    loader = DataLoader(train_set.planning() if nvdec else train_set, batch_sampler=sampler,
+                        collate_fn=collate_plans if nvdec else collate_clips, num_workers=workers,
+                        pin_memory=on_gpu and not nvdec, persistent_workers=workers > 0,
+                        generator=_private_generator())
+    batches = nvdec.batches(loader, train_set) if nvdec else loader
     layout = (0, 0)
     bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
                desc=f"{spec.recipe or 'run'} {plan.kind}", dynamic_ncols=True)
     try:
         data_start = time.perf_counter()
         outside["setup_s"] = data_start - started
-        for batch in loader:  # one pass to the end of the run: the workers prefetch across epochs
+        for batch in batches:  # one pass to the end of the run: the workers prefetch across epochs
             it = iteration(plan, state.iteration)
             epoch = it.epoch
             data_s = time.perf_counter() - data_start
@@ -250,6 +267,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
             data_start = time.perf_counter()
     finally:
         bar.close()
+        if nvdec is not None:
+            nvdec.close()
     if spec.train.precise_bn:
         outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)

@@ -13,10 +13,11 @@ from harness.data.decode import (
     TorchCodecReader,
     VideoError,
     VideoReader,
-    decoder_backend,
     open_video,
+    require_decoder,
     torchcodec_available,
 )
+from harness.spec import SpecError
 from tests.integration.test_data_support import write_kinetics_list, write_video
 
 WHY_NOT = torchcodec_available()
@@ -80,8 +81,8 @@ def test_the_dataset_decodes_with_torchcodec_when_selected(tmp_path, monkeypatch
     ds = VideoClipDataset(load_annotations("kinetics400", tmp_path, "train"))
     req = ClipRequest(1, 4, 16, (1, 2), (18, 24), (0, 1))
     pyav = ds[req]["clip"]
-    monkeypatch.setenv(DECODER_ENV, "torchcodec")
-    assert isinstance(open_video(ds.records[0].path), TorchCodecReader)
+    ds.decoder = "torchcodec"  # what data.decoder=torchcodec gives the dataset (from_spec)
+    assert isinstance(open_video(ds.records[0].path, decoder="torchcodec"), TorchCodecReader)
     ours = ds[req]["clip"]  # the same request: the same window and crop, decoded by torchcodec
     assert ours.shape == pyav.shape == (3, 4, 16, 16)
     assert (ours.int() - pyav.int()).abs().float().mean() < 2.0
@@ -89,8 +90,18 @@ def test_the_dataset_decodes_with_torchcodec_when_selected(tmp_path, monkeypatch
 
 def test_decoder_switch(monkeypatch, tmp_path):
     monkeypatch.delenv(DECODER_ENV, raising=False)
-    assert decoder_backend() == "pyav"
+    require_decoder("pyav")
     assert isinstance(open_video(write_video(tmp_path / "v.mp4", n=4)), VideoReader)
-    monkeypatch.setenv(DECODER_ENV, "ffmpeg")
-    with pytest.raises(ValueError, match="HARNESS_DECODER='ffmpeg' is not a decoder; use one of pyav, torchcodec"):
-        decoder_backend()
+    assert isinstance(open_video(tmp_path / "v.mp4", decoder="nvdec"), VideoReader)  # nvdec's headers: PyAV
+    monkeypatch.setenv(DECODER_ENV, "torchcodec")  # the old switch is an error that names the key
+    with pytest.raises(SpecError, match="HARNESS_DECODER='torchcodec' is set, but the decoder is chosen by the "
+                                        "config key data.decoder now .* set data.decoder=torchcodec"):
+        require_decoder("pyav")
+
+
+@pytest.mark.skipif(WHY_NOT is None, reason="torchcodec is installed here")
+def test_torchcodec_missing_is_a_spec_error_naming_pyav(monkeypatch):
+    monkeypatch.delenv(DECODER_ENV, raising=False)
+    with pytest.raises(SpecError, match="data.decoder=torchcodec, but torchcodec cannot be used here .* use "
+                                        "data.decoder=pyav"):
+        require_decoder("torchcodec")

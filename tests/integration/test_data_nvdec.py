@@ -1,0 +1,218 @@
+"""data.decoder=nvdec: the same clip plans as the PyAV path, the same bad-video bookkeeping, a clear error where it
+cannot run; on a GPU with PyNvVideoCodec, the same clips as the PyAV path.
+
+The CPU tests run the NVDEC path's executor (harness.data.nvdec.NvdecDecoder) with a stand-in for PyNvVideoCodec
+that decodes with PyAV on the CPU; the GPU tests (marked gpu) need PyNvVideoCodec and a CUDA GPU and skip without.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import av
+import numpy as np
+import pytest
+import torch
+
+from harness.cli import main
+from harness.data import VideoClipDataset, load_annotations
+from harness.data.clip_dataset import BadVideoLog, collate_clips
+from harness.data.decode import DECODER_ENV, VideoError, VideoReader, require_decoder
+from harness.data.nvdec import NvdecDecoder, nvdec_unavailable
+from harness.data.sampler import ClipRequest
+from harness.data.transforms import KINETICS_STD, normalize
+from harness.spec import SpecError
+from tests.integration.test_data_support import write_kinetics_list
+
+GREY = 1.0 / 255.0 / KINETICS_STD[0]  # one grey level, normalised
+WHY_NOT = nvdec_unavailable()
+needs_nvdec = pytest.mark.skipif(WHY_NOT is not None, reason=f"NVDEC cannot run here: {WHY_NOT}")
+
+
+class _PyAVDecoder:
+    """PyNvVideoCodec's SimpleDecoder as the NVDEC path uses it, decoding with PyAV on the CPU; files named in
+    `FAILS` fail as a codec NVDEC lacks would."""
+
+    FAILS: ClassVar[set[str]] = set()
+
+    def __init__(self, path, gpu_id=0, use_device_memory=True, output_color_type=None):
+        self.reconfigure_decoder(path)
+
+    def reconfigure_decoder(self, path):
+        if Path(path).name in self.FAILS:
+            raise RuntimeError(f"codec not supported: {path}")
+        with av.open(str(path)) as c:
+            self.frames = [f.to_ndarray(format="rgb24") for f in c.decode(video=0)]
+
+    def __len__(self):
+        return len(self.frames)
+
+    def get_batch_frames_by_index(self, indices):
+        return [self.frames[i] for i in indices]
+
+
+class _FakeNvc:
+    SimpleDecoder = _PyAVDecoder
+
+    class OutputColorType:
+        RGB = "rgb"
+
+
+def _dataset(root: Path, bad: bool = True) -> VideoClipDataset:
+    write_kinetics_list(root, 10, classes=3, frames=24)
+    if bad:  # what a header shows (empty, not a video, missing) and what only decoding shows (FAILS)
+        (root / "train/c0/v000.mp4").write_bytes(b"")
+        (root / "train/c1/v001.mp4").write_text("not a video\n" * 10)
+        (root / "train/c2/v002.mp4").unlink()
+    return VideoClipDataset(load_annotations("kinetics400", root, "train"), min_frames=4)
+
+
+def _requests(n: int, size: int, t: int = 4, s: int = 16) -> list[ClipRequest]:
+    return [ClipRequest(k % size, t, s, (1, 3), (s, s + 8), (0, 1, k, 0, k)) for k in range(n)]
+
+
+def test_the_nvdec_paths_plans_are_the_pyav_paths(tmp_path):
+    ds = _dataset(tmp_path)
+    planner = ds.planning()  # what the NVDEC path's DataLoader workers serve
+    for req in _requests(24, len(ds.records)):
+        item, planned = ds[req], planner[req]
+        assert planned["plan"].index == item["index"] and planned["failures"] == item["failures"]
+        clip, plan = ds._train_clip(req, planned["plan"].attempt)
+        assert planned["plan"] == plan and torch.equal(clip, item["clip"])
+
+
+def test_nvdec_needs_pynvvideocodec_and_a_gpu_and_says_use_pyav(tmp_path, monkeypatch, capsys):
+    import harness.data.nvdec as nvdec
+
+    monkeypatch.delenv(DECODER_ENV, raising=False)
+
+    def missing():
+        raise ModuleNotFoundError("No module named 'PyNvVideoCodec'")
+
+    monkeypatch.setattr(nvdec, "_import_nvc", missing)
+    with pytest.raises(SpecError) as err:
+        require_decoder("nvdec")
+    assert str(err.value) == ("data.decoder=nvdec, but PyNvVideoCodec cannot be imported (ModuleNotFoundError: No "
+                              "module named 'PyNvVideoCodec'); install it with pip install -e '.[nvdec]' "
+                              "(PyNvVideoCodec 2.2). Use data.decoder=pyav (the default) to decode on the CPU.")
+    monkeypatch.setattr(nvdec, "_import_nvc", lambda: _FakeNvc)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SpecError, match=r"data.decoder=nvdec, but no CUDA GPU is visible .* Use data.decoder=pyav"):
+        require_decoder("nvdec")
+    # From the command line: exit 2 and the message, before any work.
+    monkeypatch.setattr(nvdec, "_import_nvc", missing)
+    write_kinetics_list(tmp_path, 4, classes=2)
+    code = main(["data", "bench", "data.name=kinetics400", f"data.root={tmp_path}", "data.num_classes=2",
+                 "data.decoder=nvdec", "--clips", "2", "--workers", "0"])
+    assert code == 2 and "Use data.decoder=pyav" in capsys.readouterr().err
+
+
+def test_decoder_settings_are_checked():
+    from harness.config import compose
+
+    with pytest.raises(SpecError, match="'data.decoder' must be one of .* got 'nvdeq'. Did you mean 'nvdec'"):
+        compose(["data.decoder=nvdeq"])
+    with pytest.raises(SpecError, match="'data.cache' serves decoded frames"):
+        compose(["data.decoder=nvdec", "data.cache=/tmp/c"])
+    with pytest.raises(SpecError, match="decodes on a CUDA GPU, but train.device=cpu"):
+        compose(["data.decoder=nvdec", "train.device=cpu"])
+
+
+def test_the_run_id_keeps_pyav_runs_and_tells_nvdec_runs_apart():
+    from harness.config import compose
+    from harness.results import run_id
+
+    base = compose([])
+    assert "decoder" in base.to_dict()["data"]
+    assert run_id(compose(["data.decoder=pyav"])) == run_id(base)
+    assert run_id(compose(["data.decoder=nvdec"])) != run_id(base)
+
+
+def _batches(ds: VideoClipDataset, decoder: NvdecDecoder, reqs: list[ClipRequest], batch: int = 4):
+    planner = ds.planning()
+    for i in range(0, len(reqs), batch):
+        chunk = reqs[i:i + batch]
+        yield decoder.clips(ds, [planner[r] for r in chunk]), collate_clips([ds[r] for r in chunk])
+
+
+def test_bad_videos_are_skipped_and_counted_as_on_the_pyav_path(tmp_path, monkeypatch):
+    ds = _dataset(tmp_path)
+    _PyAVDecoder.FAILS = {"v004.mp4"}  # opens with PyAV (planned), fails in "NVDEC": noted as undecodable
+    real = VideoReader.frames_at
+
+    def pyav_fails_too(self, times):  # the same file failing on the PyAV path, for the same bookkeeping
+        if self.path.name in _PyAVDecoder.FAILS:
+            raise VideoError("undecodable", f"decoding {self.path} failed")
+        return real(self, times)
+
+    monkeypatch.setattr(VideoReader, "frames_at", pyav_fails_too)
+    ours, theirs = BadVideoLog(), BadVideoLog()
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as decoder:
+        for nv, cpu in _batches(ds, decoder, _requests(24, len(ds.records))):
+            ours.update(nv["failures"])
+            theirs.update(cpu["failures"])
+            assert torch.equal(nv["index"], cpu["index"]) and torch.equal(nv["labels"], cpu["labels"])
+            diff = (nv["clips"] - normalize(cpu["clips"])).abs()
+            assert nv["clips"].dtype == torch.float32 and diff.max() <= 1.1 * GREY
+        assert decoder.opened >= 1 and decoder.reconfigured > decoder.opened  # decoders persist across videos
+    a, b = ours.as_dict(), theirs.as_dict()
+    assert {k: v for k, v in a.items() if k != "files"} == {k: v for k, v in b.items() if k != "files"}
+    assert [f["path"] for f in a["files"]] == [f["path"] for f in b["files"]]
+    assert a["by_reason"] == {"empty": 1, "missing": 1, "not_a_video": 1, "undecodable": 1}
+    assert [f["reason"].split(":")[0] for f in a["files"]] == [f["reason"].split(":")[0] for f in b["files"]]
+    _PyAVDecoder.FAILS = set()
+
+
+# ---------------------------------------------------------------- on a GPU, with PyNvVideoCodec
+def _red_index(clips: torch.Tensor) -> np.ndarray:
+    """Frame indices that frames_pattern encodes in the red channel, per clip and frame (N×T), from
+    normalised clips."""
+    red = clips[:, 0] * KINETICS_STD[0] + 0.45  # back to [0, 1]
+    return torch.round(red.mean(dim=(-1, -2)) * 255 / 16).cpu().numpy()
+
+
+@pytest.mark.gpu
+@needs_nvdec
+def test_nvdec_clips_are_the_pyav_paths_clips(tmp_path):
+    write_kinetics_list(tmp_path, 6, classes=3, frames=24)
+    ds = VideoClipDataset(load_annotations("kinetics400", tmp_path, "train"), min_frames=4)
+    with NvdecDecoder("cuda", threads=2) as decoder:
+        for nv, cpu in _batches(ds, decoder, _requests(16, len(ds.records), t=6, s=24)):
+            assert nv["clips"].is_cuda and nv["clips"].shape == (4, 3, 6, 24, 24)
+            assert torch.equal(nv["index"], cpu["index"])
+            ref = normalize(cpu["clips"]).cuda()
+            assert (_red_index(nv["clips"]) == _red_index(ref)).all()  # the same frames
+            # NVDEC's YUV→RGB is not FFmpeg's: a few grey levels apart on average (as torchcodec's test allows 2)
+            assert (nv["clips"] - ref).abs().mean() < 3 * GREY
+        assert decoder.reconfigured > 0
+
+
+@pytest.mark.gpu
+@needs_nvdec
+def test_nvdec_skips_and_counts_bad_videos(tmp_path):
+    ds = _dataset(tmp_path)
+    ours, theirs = BadVideoLog(), BadVideoLog()
+    with NvdecDecoder("cuda", threads=2) as decoder:
+        for nv, cpu in _batches(ds, decoder, _requests(16, len(ds.records))):
+            ours.update(nv["failures"])
+            theirs.update(cpu["failures"])
+            assert torch.equal(nv["index"], cpu["index"])
+    assert ours.as_dict() == theirs.as_dict()
+    assert ours.as_dict()["by_reason"] == {"empty": 1, "missing": 1, "not_a_video": 1}
+
+
+def test_dataloader_workers_plan_and_the_main_process_decodes(tmp_path):
+    from harness.data.clip_dataset import collate_plans
+
+    ds = _dataset(tmp_path, bad=False)
+    reqs = _requests(8, len(ds.records))
+    batches = [reqs[:4], reqs[4:]]
+    loader = torch.utils.data.DataLoader(ds.planning(), batch_sampler=batches, num_workers=2,
+                                         collate_fn=collate_plans)
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as decoder:
+        got = list(decoder.batches(loader, ds))
+    for nv, chunk in zip(got, batches):
+        cpu = collate_clips([ds[r] for r in chunk])
+        assert torch.equal(nv["index"], cpu["index"])
+        assert (nv["clips"] - normalize(cpu["clips"])).abs().max() <= 1.1 * GREY
