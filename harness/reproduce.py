@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from harness.io import require_writable_dir
-from harness.results import record_path, results_root, reuse_record, run_id, same_run_elsewhere
+from harness.results import recorded, results_root, reuse_record, run_id, same_run_elsewhere
 from harness.spec import RunSpec, SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
 
@@ -42,12 +42,12 @@ def data_home() -> Path:
 def suite_data(scale: Scale, overrides: list[str], dry_run: bool,
                prepare=None) -> tuple[str | None, str | None]:
     """(data root, frame cache) for a suite's runs: the user's (`data.root=` among `overrides`: nothing to do),
-    placeholders for a dry run, else the scale's synthetic data, generated on first use by `prepare`
-    (default :func:`prepare_synthetic`)."""
+    the scale's synthetic data's paths without generating it for a dry run, else that data, generated on first
+    use by `prepare` (default :func:`prepare_synthetic`)."""
     if any(o.startswith("data.root=") for o in overrides):
         return None, None
-    if dry_run and scale.synthetic:
-        return "<synthetic data>", "<frame cache>" if scale.settings.get("frame_cache") else None
+    if dry_run and scale.synthetic:  # where it is or will be generated: records made with it are then found
+        return synthetic_paths(scale)
     return (prepare or prepare_synthetic)(scale)
 
 
@@ -234,8 +234,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     for r in runs:
         if r.spec is None:
             print(f"  {r.run.variant:<24} not run: {r.skip_reason}")
-        elif record_path(r.spec, results).exists():
-            print(f"  {r.run.variant:<24} seed {r.spec.seed} recorded already ({record_path(r.spec, results).name})")
+        elif (found := recorded(r.spec, results)) is not None:
+            print(f"  {r.run.variant:<24} seed {r.spec.seed} recorded already ({found.name})")
         elif not dry_run and (same := same_run_elsewhere(r.spec, results)) is not None:
             reuse_record(same, r.spec, results)
             print(f"  {r.run.variant:<24} seed {r.spec.seed} the same run is recorded as {same.name}: reused")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.io import write_json_atomic
@@ -27,13 +27,26 @@ def results_root() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[1] / "results"
 
 
-def _hashed_settings(spec_dict: dict[str, Any], names: bool = True) -> str:
+def _generated_name(value: Any) -> Any:
+    """A path the harness generated under its data folder (synthetic/<settings tag>, and files made beside it) as
+    that name alone: the same dataset sits under another absolute path on each machine."""
+    if isinstance(value, str) and PurePosixPath(value).parent.name == "synthetic":
+        return f"synthetic/{PurePosixPath(value).name}"
+    return value
+
+
+def _hashed_settings(spec_dict: dict[str, Any], names: bool = True, portable: bool = False) -> str:
     """The settings a run id hashes, as canonical JSON: the spec without output/logging settings (and without the
-    suite and variant names unless `names`)."""
+    suite and variant names unless `names`; with generated data named independently of the machine if
+    `portable`)."""
     d = json.loads(json.dumps(spec_dict))  # a deep copy
     for key in (*NOT_IN_RUN_ID, *(() if names else ("suite", "variant"))):
         d.pop(key, None)
     data = d.get("data", {})
+    if portable:
+        data["root"] = _generated_name(data.get("root"))
+        if "pretrained" in d.get("model", {}):
+            d["model"]["pretrained"] = _generated_name(d["model"]["pretrained"])
     data.pop("cache", None)  # a frame cache serves the very frames decoding would
     for key, default in DATA_HASHED_WHEN_SET.items():
         if data.get(key, default) == default:
@@ -67,20 +80,35 @@ def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, result
     return written
 
 
-def same_run_elsewhere(spec: RunSpec, root: Path | None = None) -> Path | None:
-    """A complete record, under another suite or variant name, of exactly the run `spec` describes (e.g. Table
-    1's baseline is Figure 3's 1.0× baseline), so that a suite need not train it again; None if there is none."""
-    root = root or results_root()
-    want = _hashed_settings(spec.to_dict(), names=False)
-    for path in sorted(root.glob(f"*/{spec.scale}/*.json")):
+def _complete_record_of(spec: RunSpec, paths: list[Path], names: bool) -> Path | None:
+    """The first of `paths` that holds a complete record of the run `spec` describes, its generated data
+    compared by name (a record made on another machine counts)."""
+    want = _hashed_settings(spec.to_dict(), names=names, portable=True)
+    for path in paths:
         try:
             record = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if isinstance(record, dict) and record.get("status") == "complete" \
-                and isinstance(record.get("spec"), dict) and _hashed_settings(record["spec"], names=False) == want:
+        if isinstance(record, dict) and record.get("status") == "complete" and isinstance(record.get("spec"), dict) \
+                and _hashed_settings(record["spec"], names=names, portable=True) == want:
             return path
     return None
+
+
+def recorded(spec: RunSpec, root: Path | None = None) -> Path | None:
+    """The record of the run `spec` describes in its suite's folder: at its own path, else one made where the
+    harness's data folder had another path (a GPU host's records in this checkout); None if there is none."""
+    path = record_path(spec, root)
+    if path.exists():
+        return path
+    return _complete_record_of(spec, sorted(path.parent.glob(f"{spec.variant or 'run'}__*.json")), names=True)
+
+
+def same_run_elsewhere(spec: RunSpec, root: Path | None = None) -> Path | None:
+    """A complete record, under another suite or variant name, of exactly the run `spec` describes (e.g. Table
+    1's baseline is Figure 3's 1.0× baseline), so that a suite need not train it again; None if there is none."""
+    root = root or results_root()
+    return _complete_record_of(spec, sorted(root.glob(f"*/{spec.scale}/*.json")), names=False)
 
 
 def reuse_record(source: Path, spec: RunSpec, results: Path | None = None) -> Path:
