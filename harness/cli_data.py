@@ -137,12 +137,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not isinstance(consumer, dict) or not isinstance(consumer.get("shapes"), list):
             raise SpecError(f"--consumer {args.consumer} is not a `harness profile --out` record (no 'shapes').")
     cache = args.cache or spec.data.cache
-    # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them.
+    # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them, and
+    # data.decoder=nvdec the NVDEC path's (its error, where NVDEC cannot run here, comes before any work).
     spec = spec.replace(data=dataclasses.replace(spec.data, cache=None))
     dataset = VideoClipDataset.from_spec(spec, "train", decode_threads=args.threads)
     cached = None
     if cache:
-        cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache)), "train")
+        cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache,
+                                                                                  decoder="pyav")), "train")
     try:
         plan = build_plan(spec)
     except SpecError:  # a tiny benchmark set cannot fill the planned batches; the shapes do not depend on its size
@@ -151,8 +153,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.prepared:  # the same videos, re-encoded by `harness data prepare`
         prepared = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, root=args.prepared)),
                                               "train", decode_threads=args.threads)
-    fields = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
-                          consumer=consumer, preset=synthetic_preset(spec.data.root))
+    nvdec = None
+    if spec.data.decoder == "nvdec":
+        from harness.data.nvdec import NvdecDecoder, check_codec
+
+        nvdec = NvdecDecoder("cuda")
+        check_codec(nvdec, dataset)
+    try:
+        fields = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
+                              consumer=consumer, preset=synthetic_preset(spec.data.root), nvdec=nvdec)
+    finally:
+        if nvdec is not None:
+            nvdec.close()
     record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
     if args.out:
         out = Path(args.out)
@@ -242,7 +254,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prepare.set_defaults(func=cmd_prepare)
 
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
-                           description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json")
+                           description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json "
+                                       "(data.decoder=nvdec also measures the NVDEC path on the GPU)")
     bench.add_argument("--clips", type=int, default=16, help="clips timed per shape")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
     bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")

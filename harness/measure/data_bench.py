@@ -5,7 +5,9 @@ decode throughput. This measures, per planned (t, s): PyAV decoding of random st
 alone, grid resampling of already decoded frames alone, and the whole loader (DataLoader + the short-cycle
 sampler's requests) at several worker counts. Timings exclude a warm-up batch (timm `benchmark.py` style).
 Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache
-and the whole loader on the cache, so the two can be compared shape by shape in one record.
+and the whole loader on the cache, so the two can be compared shape by shape in one record. With
+`data.decoder=nvdec` it also measures the NVDEC path (workers plan, the GPU decodes and resamples: paths `nvdec`
+and, on a prepared copy, `nvdec_prepared`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.clip_dataset import VideoClipDataset, collate_clips
+from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
 from harness.data.decode import VideoReader
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
@@ -87,8 +89,11 @@ class _Passes:
         return len(self._current())
 
 
-def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int) -> float:
+def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
+                 nvdec: Any = None) -> float:
     """Clips/s of the whole loader with `workers` processes, timed over a second pass after a warm-up pass.
+    With `nvdec` (a harness.data.nvdec.NvdecDecoder) the workers plan and NVDEC decodes each batch on the GPU,
+    timed to a device sync, as the trainer receives it.
 
     Warm-up: one batch per worker, so worker start-up is not throughput. The timed pass then runs on the same
     (persistent) workers from its first request, including prefetch: timing from the second batch of one pass
@@ -96,20 +101,27 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     """
     batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
     sampler = _Passes(batches[:max(1, workers)], batches)
-    loader = torch.utils.data.DataLoader(ds, batch_sampler=sampler, num_workers=workers, collate_fn=collate_clips,
+    loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=sampler, num_workers=workers,
+                                         collate_fn=collate_plans if nvdec else collate_clips,
                                          persistent_workers=workers > 0)
-    for _ in loader:
+    sync = nvdec is not None and nvdec.device.type == "cuda"
+    for _ in nvdec.batches(loader, ds) if nvdec else loader:
         pass
+    if sync:
+        torch.cuda.synchronize()
     n, start = 0, time.perf_counter()
-    for b in loader:
+    for b in nvdec.batches(loader, ds) if nvdec else loader:
         n += b["clips"].shape[0]
+    if sync:
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
     del loader  # shuts the persistent workers down
     return n / elapsed if n else float("nan")
 
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
-                 cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None) -> dict[str, Any]:
+                 cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None,
+                 nvdec: Any = None) -> dict[str, Any]:
     """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache and the prepared
     copy, if given)."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
@@ -123,12 +135,18 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
         row["cache_loader_clips_per_s"] = {str(w): _loader_rate(cached, reqs, batch, w) for w in workers}
     if prepared is not None:
         row["prepared_loader_clips_per_s"] = {str(w): _loader_rate(prepared, reqs, batch, w) for w in workers}
+    if nvdec is not None:
+        row["nvdec_loader_clips_per_s"] = {str(w): _loader_rate(dataset, reqs, batch, w, nvdec) for w in workers}
+        if prepared is not None:
+            row["nvdec_prepared_loader_clips_per_s"] = {str(w): _loader_rate(prepared, reqs, batch, w, nvdec)
+                                                        for w in workers}
     return row
 
 
 # Loader paths of the record's `paths[]`: (name, the per-shape column of loader clips/s by worker count).
 PATHS = (("pyav", "loader_clips_per_s"), ("pyav_prepared", "prepared_loader_clips_per_s"),
-         ("cache", "cache_loader_clips_per_s"))
+         ("cache", "cache_loader_clips_per_s"), ("nvdec", "nvdec_loader_clips_per_s"),
+         ("nvdec_prepared", "nvdec_prepared_loader_clips_per_s"))
 
 
 def _video_bytes(dataset: VideoClipDataset) -> int:
@@ -164,13 +182,16 @@ def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
 
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
-                 consumer: dict[str, Any] | None = None, preset: str | None = None) -> dict[str, Any]:
+                 consumer: dict[str, Any] | None = None, preset: str | None = None,
+                 nvdec: Any = None) -> dict[str, Any]:
     """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
     loader clips/s (by worker count).
 
     `cached`: the same dataset reading a frame cache; adds per shape `cache_read_clips_per_s` and
     `cache_loader_clips_per_s` (by worker count), and the record's `cache` (folder, short side, bytes).
     `prepared`: the same videos in a copy made by `harness data prepare`; adds `prepared_loader_clips_per_s`.
+    `nvdec`: a harness.data.nvdec.NvdecDecoder; adds `nvdec_loader_clips_per_s` (and, with `prepared`,
+    `nvdec_prepared_loader_clips_per_s`): workers plan, NVDEC decodes and resamples on the GPU.
     `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
     `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
     """
@@ -181,7 +202,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     torch.set_num_threads(1)
     try:
         for shape in planned_loader_shapes(plan):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec))
     finally:
         torch.set_num_threads(threads)
     cache = None
@@ -189,9 +210,9 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
         cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
                  "bytes": cached.cache.index["bytes"]}
     source = _video_bytes(dataset)
-    ratios: dict[str, float | None] = {"pyav": 1.0}
+    ratios: dict[str, float | None] = {"pyav": 1.0, "nvdec": 1.0}
     if prepared is not None:
-        ratios["pyav_prepared"] = _video_bytes(prepared) / source if source else None
+        ratios["pyav_prepared"] = ratios["nvdec_prepared"] = _video_bytes(prepared) / source if source else None
     if cache is not None:  # the cache holds train and val, so its bytes are set against both splits' videos
         sizes = [v.get("size") for v in cached.cache.index.get("videos", {}).values()]
         ratios["cache"] = cache["bytes"] / sum(sizes) if sizes and all(sizes) else None

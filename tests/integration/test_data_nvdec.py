@@ -216,3 +216,28 @@ def test_dataloader_workers_plan_and_the_main_process_decodes(tmp_path):
         cpu = collate_clips([ds[r] for r in chunk])
         assert torch.equal(nv["index"], cpu["index"])
         assert (nv["clips"] - normalize(cpu["clips"])).abs().max() <= 1.1 * GREY
+
+
+def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
+    import json
+
+    import harness.data.nvdec as nvdec
+
+    monkeypatch.delenv(DECODER_ENV, raising=False)
+    monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)  # the NVDEC path, run on the CPU by the stand-in
+    real = nvdec.NvdecDecoder
+    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device: real("cpu", threads=2, nvc=_FakeNvc))
+    root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
+    data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=3", "data.num_frames=8", "data.crop_size=32",
+            "data.jitter=[36,48]", "data.train_videos=6"]
+    prepared = tmp_path / "prepared"
+    assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
+    out = tmp_path / "bench.json"
+    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--out", str(out),
+                 *data, "data.decoder=nvdec"]) == 0
+    paths = {p["name"]: p for p in json.loads(out.read_text())["paths"]}
+    assert set(paths) == {"pyav", "pyav_prepared", "nvdec", "nvdec_prepared"}
+    assert paths["nvdec"]["storage_ratio"] == 1.0
+    assert paths["nvdec_prepared"]["storage_ratio"] == paths["pyav_prepared"]["storage_ratio"]
+    assert all(p["clips_per_s"] > 0 for path in paths.values() for p in path["shapes"])
+    assert "nvdec_prepared" in capsys.readouterr().out
