@@ -278,7 +278,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     base_row = next((r for r in by_id["runs"].rows if base_record is not None
                      and r.get("variant") == base_record.get("variant")), None)
     run_gpu = provenance_of(base_record)["hardware"].get("gpu") if base_record else None
-    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu),
+    run_gpus = {variant: (r.get("seeds") or {}).get("gpus", ()) for variant, r in chosen.items()}
+    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu, run_gpus),
                           verdict.convergence_table(by_id["runs"].rows)) if t is not None]
     tables[:0] = answer
     if scale == "smoke":  # ratios as the headline, wall-clock marked not indicative

@@ -96,7 +96,7 @@ def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None,
 
 def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any] | None,
                   profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None,
-                  gpu: str | None = None) -> Table | None:
+                  gpu: str | None = None, run_gpus: Mapping[str, Sequence[str]] | None = None) -> Table | None:
     """Every run against the suite's 1.0× baseline: accuracy difference with its 95% interval (±1.96 standard
     errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
     compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
@@ -116,21 +116,36 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
                     "top1": r["top1"], "delta": delta, "interval": 1.96 * se, "keeps": keeps,
                     "speedup": r.get("speedup"), "bound": predicted,
-                    "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted})
+                    "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted,
+                    "gpus": ", ".join(sorted(set((run_gpus or {}).get(str(r["variant"]), ()))))})
     columns = (Column("variant", "run"), Column("epochs_x", "epochs ×", "float"), Column("seeds", "seeds", "int"),
                Column("top1", "top-1", "pct"), Column("delta", "Δ top-1 vs baseline", "pct"),
                Column("interval", "± 95%", "pct"), Column("keeps", "keeps the baseline's accuracy"),
                Column("speedup", "measured speedup", "ratio"), Column("bound", "compute-only bound", "ratio"),
-               Column("of_bound", "measured / bound", "share"))
+               Column("of_bound", "measured / bound", "share"),
+               *((Column("gpus", "trained on"),) if len({g for gs in (run_gpus or {}).values() for g in gs}) > 1
+                 else ()))
     notes = (f"Against {baseline['variant']} ({baseline['top1']:.1f}% top-1, {baseline.get('seeds') or 1} seed(s)). "
              "A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of the "
              "difference (over seeds where a run has several, else from its validation videos). Compute-only "
              "bound: the speedup `harness profile` predicts from timed steps of the same shapes on random clips "
              "(no data, no graph capture), on the GPU of the profile record"
              + (f" ({bound_gpu})" if bound_gpu else "") + "."
-             + (f" The runs ran on {gpu}: measured / bound compares two cards until a profile on the runs' card is "
-                "recorded." if bound_gpu and gpu and bound_gpu != gpu else ""),)
+             + _cards_note(out, bound_gpu, gpu),)
     return Table("verdict", "Verdict per run: accuracy kept, at what speedup", columns, tuple(out), notes)
+
+
+def _cards_note(rows: Sequence[Mapping[str, Any]], bound_gpu: str | None, gpu: str | None) -> str:
+    """Which measured / bound ratios compare two cards: every run's where the runs' cards are not named per row,
+    else the rows trained (also) on another card than the profile's."""
+    if not bound_gpu:
+        return ""
+    if any(r.get("gpus") for r in rows):
+        other = [str(r["variant"]) for r in rows if r.get("gpus") and r["gpus"] != bound_gpu]
+        return (f" Measured / bound compares two cards for {', '.join(other)} (trained on another card than the "
+                f"profile's)." if other else "")
+    return (f" The runs ran on {gpu}: measured / bound compares two cards until a profile on the runs' card is "
+            f"recorded." if gpu and bound_gpu != gpu else "")
 
 
 def _interpolate(curve: Sequence[Mapping[str, Any]], seconds: float) -> float | None:

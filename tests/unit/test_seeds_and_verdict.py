@@ -184,3 +184,17 @@ def test_a_record_made_where_the_data_folder_had_another_path_counts_as_recorded
     path = record_path(user_there, tmp_path)
     path.write_text(json.dumps({**make_record("v"), "spec": user_there.to_dict()}))
     assert recorded(user_here, tmp_path) is None and recorded(user_there, tmp_path) == path
+
+
+def test_verdict_names_the_runs_whose_bound_comes_from_another_card():
+    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("mg", 60, 1.5, 79.0, 40), ("mg", 40, 1.0, 70.0, 25))
+    rows[1]["speedup"], rows[2]["speedup"] = 2.5, 4.0
+    profile = {"scale": "proxy", "provenance": {"hardware": {"gpu": "H100"}},
+               "runs": [{"variant": "mg_1.5", "predicted_speedup": 2.5}, {"variant": "mg_1.0", "predicted_speedup": 5}]}
+    gpus = {"baseline_1.0": ["H200", "H100"], "mg_1.5": ["H200", "H200"], "mg_1.0": ["H100"]}
+    table = verdict_table(rows, rows[0], [profile], "proxy", gpu="H200", run_gpus=gpus)
+    assert [r["gpus"] for r in table.rows] == ["H200", "H100"] and "gpus" in [c.key for c in table.columns]
+    assert "compares two cards for mg_1.5 (trained on another card" in table.notes[0]
+    one_card = {k: ["H100"] for k in gpus}
+    table = verdict_table(rows, rows[0], [profile], "proxy", gpu="H100", run_gpus=one_card)
+    assert "two cards" not in table.notes[0] and "gpus" not in [c.key for c in table.columns]
