@@ -41,7 +41,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoReader, _rotation_steps
+from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoReader, _rotation_steps, to_rgb
 from harness.spec import SpecError
 
 
@@ -76,7 +76,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
                 t = frame.time - start if frame.time is not None else count / info.fps
                 if count == 0:
                     k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
-                array = frame.to_ndarray(format="rgb24")
+                array = to_rgb(frame)
                 if k:  # as VideoReader.frames_at: the first frame's display matrix turns the whole video
                     array = np.rot90(array, k=k, axes=(0, 1))
                 if size is None:

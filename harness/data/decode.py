@@ -126,6 +126,26 @@ def _check_file(path: Path) -> None:
         raise VideoError("empty", f"{path} is empty (0 bytes)")
 
 
+def _converts_on_one_thread() -> dict[str, int]:
+    """to_ndarray's keyword that keeps the RGB conversion on the calling thread, where PyAV has it (12 and later)."""
+    try:
+        av.VideoFrame(16, 16, "yuv420p").to_ndarray(format="rgb24", threads=1)
+    except TypeError:
+        return {}
+    return {"threads": 1}
+
+
+# PyAV's converter defaults to a thread per CPU for every frame it converts (threads=0, 'auto'). Loader workers
+# already run one per core, so each would start all cores' threads: on 2 cores a second process raised the clip
+# rate 1.13x with that default and 1.96x with one thread each (tools/device/pyav_scaling.py measures it per host).
+_ONE_THREAD = _converts_on_one_thread()
+
+
+def to_rgb(frame: av.VideoFrame) -> np.ndarray:
+    """A decoded frame as uint8 H×W×3 RGB, converted on the calling thread alone."""
+    return frame.to_ndarray(format="rgb24", **_ONE_THREAD)
+
+
 def _rotation_steps(degrees: float) -> int:
     """Quarter turns counter-clockwise for a display rotation; other angles are rounded to the nearest quarter."""
     return int(round(degrees / 90.0)) % 4
@@ -235,7 +255,7 @@ class VideoReader:
         cache: dict[int, np.ndarray] = {}
         for j in picks:
             if j not in cache:
-                cache[j] = decoded[j][1].to_ndarray(format="rgb24")
+                cache[j] = to_rgb(decoded[j][1])
         array = np.stack([cache[j] for j in picks])
         k = _rotation_steps(getattr(decoded[0][1], "rotation", 0) or 0)
         if k:  # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright

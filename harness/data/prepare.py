@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
-from harness.data.decode import _rotation_steps
+from harness.data.decode import _rotation_steps, to_rgb
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 
@@ -79,7 +79,7 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                 video.pix_fmt = "yuv420p"
                 turn = size = None
                 for frame in source.decode(stream):
-                    array = frame.to_ndarray(format="rgb24")
+                    array = to_rgb(frame)
                     if turn is None:  # the first frame's display matrix turns the whole video, as the reader does
                         turn = _rotation_steps(getattr(frame, "rotation", 0) or 0)
                     if turn:
