@@ -16,24 +16,24 @@ from harness.report.tables import OK, TABLE_TITLES, Table, fmt
 STEP_PREFERENCE = ("cuda_graphs", "compile", "eager")  # the trainer's fastest measured step mode first
 
 
-def predicted_speedups(profiles: Sequence[Mapping[str, Any]]) -> tuple[dict[str, float], str | None]:
+def predicted_speedups(profiles: Sequence[Mapping[str, Any]]) -> tuple[dict[str, float], str | None, str | None]:
     """variant → predicted paper-scale speedup from the paper-scale `harness profile --suite` record of the
-    fastest step mode, and a label naming its card and step mode."""
+    fastest step mode, with that record's card and step mode."""
     at_paper = [p for p in profiles if p.get("scale", "paper") == "paper"]
     if not at_paper:
-        return {}, None
+        return {}, None, None
     profile = min(at_paper, key=lambda p: STEP_PREFERENCE.index(p.get("step", "eager"))
                   if p.get("step", "eager") in STEP_PREFERENCE else len(STEP_PREFERENCE))
     gpu = provenance_of(profile)["hardware"].get("gpu") or profile.get("device") or "?"
     speedups = {str(r["variant"]): float(r["predicted_speedup"]) for r in profile.get("runs", [])
                 if r.get("predicted_speedup")}
-    return speedups, f"{gpu}, {profile.get('step', 'eager')} steps"
+    return speedups, gpu, profile.get("step", "eager")
 
 
 def overview_rows(suite: str, scale: str | None, tables: Sequence[Table],
                   profiles: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per row of the paper's tables that `suite` covers (its report's `tables`)."""
-    predicted, predicted_on = predicted_speedups(profiles)
+    predicted, predicted_gpu, predicted_step = predicted_speedups(profiles)
     rows = []
     for table in tables:
         if table.id not in TABLE_TITLES:
@@ -46,7 +46,8 @@ def overview_rows(suite: str, scale: str | None, tables: Sequence[Table],
             rows.append({"suite": suite, "table": table.id, "paper_row": r.get("paper_row"),
                          "variant": r.get("variant"), "metric": metric,
                          "paper_speedup": r.get("paper_speedup"), "paper_delta": r.get(f"paper_{metric}_delta"),
-                         "predicted_speedup": predicted.get(str(r.get("variant"))), "predicted_on": predicted_on,
+                         "predicted_speedup": predicted.get(str(r.get("variant"))), "predicted_gpu": predicted_gpu,
+                         "predicted_step": predicted_step,
                          "scale": scale if measured else None,
                          "speedup": r.get("speedup") if measured else None,
                          "accuracy": r.get(metric) if measured else None,
@@ -75,7 +76,7 @@ def _predicted(row: Mapping[str, Any]) -> str:
     """The predicted speedup with the step mode it was timed with (suites were profiled with different modes)."""
     if row.get("predicted_speedup") is None:
         return ""
-    mode = str(row.get("predicted_on") or "").rsplit(", ", 1)[-1].removesuffix(" steps")
+    mode = str(row.get("predicted_step"))
     return f"{fmt(row['predicted_speedup'], 'ratio')} ({mode.replace('cuda_graphs', 'CUDA graphs')})"
 
 
@@ -96,9 +97,8 @@ def overview_cells(rows: Sequence[Mapping[str, Any]]) -> tuple[list[list[str]], 
         cells.append([str(r["table"]), str(r["paper_row"]), str(r["variant"]), _cell(r.get("paper_speedup"), "ratio"),
                       _predicted(r), _cell(r.get("speedup"), "ratio"), delta,
                       "" if paper_delta is None else f"{paper_delta:+.1f}"])
-    cards = sorted({str(r["predicted_on"]) for r in rows if r.get("predicted_on")})
+    gpus = sorted({str(r["predicted_gpu"]) for r in rows if r.get("predicted_gpu")})
     scales = sorted({str(r["scale"]) for r in rows if r.get("scale")})
-    gpus = sorted({card.rsplit(", ", 1)[0] for card in cards})
     note = (f"Predicted: `harness profile` of the paper's recipe and shapes on one {' / '.join(gpus) or '?'} "
             f"with the step mode in brackets, the fastest profiled for the suite (results/profile/). Measured: "
             f"our runs at {' / '.join(scales) or 'no'} scale, against the row's 1.0× baseline run; Δ accuracy in "
