@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from harness.spec import SUB_BATCH_BN
+
 
 def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
     """Write `record` to --out if given; with --json print it and return True (the caller then prints no table)."""
@@ -43,7 +45,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
         record = SuiteProfileRecord(**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
                                                     repeats=args.repeats, step=args.step, progress_factory=bar,
-                                                    loader=loader)).to_dict()
+                                                    loader=loader, sub_batch_bn=args.sub_batch_bn,
+                                                    plain_bn=args.plain_bn)).to_dict()
         if _save_or_print_json(record, args):
             return 0
         with_loader = " with loader" if loader is not None else ""
@@ -55,7 +58,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                   f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
-    spec = compose(scaled_overrides(args.overrides))  # scale=NAME as `harness train` applies it
+    sub_batch = [] if args.sub_batch_bn == "auto" else [f"train.sub_batch_bn={args.sub_batch_bn}"]
+    spec = compose(scaled_overrides([*args.overrides, *sub_batch]))  # scale=NAME as `harness train` applies it
     keys = set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(baseline_spec(spec))))
     if loader is not None:
         from harness.measure.loader_bound import require_rates
@@ -63,16 +67,17 @@ def cmd_profile(args: argparse.Namespace) -> int:
     n_shapes = len(keys)
     with tqdm(total=n_shapes, desc="timing planned shapes", unit="shape", disable=args.json) as bar:
         profile = profile_plan(spec, device=args.device, repeats=args.repeats, warmup=args.warmup, step=args.step,
-                               progress=bar, loader=loader)
+                               progress=bar, loader=loader, plain_bn=args.plain_bn)
     record = PlanProfileRecord(**profile_summary(profile), spec=spec.to_dict()).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
-          f"{'iters (mg)':>11} {'iters (base)':>12}")
+          f"{'iters (mg)':>11} {'iters (base)':>12}" + (f" {'plain BN ms':>11}" if args.plain_bn else ""))
     for row in record["shapes"]:
+        plain = f" {row['plain_bn_ms']:>11.1f}" if "plain_bn_ms" in row else ""
         print(f"{row['t']:>4} {row['s']:>4} {row['batch']:>6} {row['bn_splits']:>3} {row['median_ms']:>9.1f} "
               f"{row['clips_per_s']:>9.1f} {row['peak_mem_gib']:>8.2f} {row['iterations']:>11,} "
-              f"{row['baseline_iterations']:>12,}")
+              f"{row['baseline_iterations']:>12,}{plain}")
     print(f"predicted on {record['device']}: {record['kind']} {record['predicted_hours']:.2f} h vs baseline "
           f"{record['baseline_predicted_hours']:.2f} h per GPU -> {record['predicted_speedup']:.2f}x speedup "
           f"({record['iteration_ratio']:.2f}x fewer iterations)")
@@ -98,6 +103,11 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
                          help="the loader's clips/s per training process: one number for every shape, or a "
                               "`harness data bench --out` record (FILE:cache for its frame-cache loader); adds the "
                               "prediction where every iteration takes max(step, load)")
+    profile.add_argument("--sub-batch-bn", default="auto", choices=SUB_BATCH_BN,
+                         help="how sub-batch BN computes its groups, as train.sub_batch_bn (default auto)")
+    profile.add_argument("--plain-bn", action="store_true",
+                         help="also time every shape that trains with sub-batch BN with plain BN: what the groups "
+                              "cost there")
     profile.add_argument("--repeats", type=int, default=10)
     profile.add_argument("--warmup", type=int, default=3)
     profile.add_argument("--out", default=None, help="write the record (JSON) here")

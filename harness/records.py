@@ -77,6 +77,8 @@ class SuiteProfileRecord(Record):
     assumptions: str
     # With --data: the loader rates that the loader-bound columns of `runs` assume.
     loader: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
+    # How sub-batch BN ran (train.sub_batch_bn; absent from records made before the choice existed: auto).
+    sub_batch_bn: str | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(kw_only=True)

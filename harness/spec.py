@@ -118,6 +118,7 @@ class TrainSpec:
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
     step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on 1 GPU)
+    sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
     # whether a schedule underfits or memorises.
     train_eval_videos: int = 0
@@ -160,6 +161,8 @@ DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
 STEP_MODES = ("eager", "cuda_graphs", "compile", "auto")  # harness.train.step implements them
+SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton")  # harness.models.bn implements them
+SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton")
 POLICIES = ("step", "cosine")
 DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 
@@ -339,6 +342,11 @@ def validate(spec: RunSpec) -> RunSpec:
              f"'train.step=cuda_graphs' runs in one process only for now (graphs that capture DDP's all-reduce "
              f"and synchronised BN exist, `harness scaling --step cuda_graphs`, but have not been verified on GPUs), "
              f"but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
+    _require(t.sub_batch_bn in SUB_BATCH_BN, f"'train.sub_batch_bn' must be one of {SUB_BATCH_BN}, got "
+             f"'{t.sub_batch_bn}'." + did_you_mean(t.sub_batch_bn, SUB_BATCH_BN))
+    _require(t.sub_batch_bn not in SUB_BATCH_BN_CUDA_ONLY or t.device != "cpu",
+             f"'train.sub_batch_bn={t.sub_batch_bn}' runs CUDA kernels, but train.device=cpu. Use "
+             f"train.sub_batch_bn=auto.")
     _require(t.step != "cuda_graphs" or t.device != "cpu",
              "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn", "train_eval_videos"):

@@ -2,9 +2,10 @@
 
 The step-time profiles say which shapes are slow; this says how much of it one BN layer is. For an
 activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN; sub-batch BN with
-contiguous blocks (on GPU also through the fused kernels and as one grouped reduction compiled by inductor) and
-with the reference's interleaved groups; and, under torchrun, BN synchronised over all processes (on GPU with the
-fused kernels and with the portable ops), beside ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
+every implementation of `train.sub_batch_bn` (cuDNN per block and the reference's interleaved groups; on GPU also
+PyTorch's fused kernels per block, one grouped reduction compiled by inductor and the Triton kernels); and, under
+torchrun, BN synchronised over all processes (on GPU with the fused kernels and with the portable ops), beside
+``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from torch import nn
 from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.step_bench import median_ms
 from harness.models.bn import MultigridBatchNorm3d, sync_group
+from harness.spec import SUB_BATCH_BN, SUB_BATCH_BN_CUDA_ONLY
 
 
 @dataclass(frozen=True)
@@ -60,17 +62,14 @@ def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.d
 
     add("plain", nn.BatchNorm3d(c))
     if splits > 1:
-        for mode, max_block in (("sub-batch blocks", splits), ("sub-batch interleaved", 1)):
+        # Every implementation of harness.spec.SUB_BATCH_BN but `auto` (which picks blocks or interleaved by k);
+        # the GPU ones on GPU. `compiled` is compiled during the warm-up calls.
+        for impl in SUB_BATCH_BN:
+            if impl == "auto" or (impl in (*SUB_BATCH_BN_CUDA_ONLY, "compiled") and not on_gpu):
+                continue
             bn = MultigridBatchNorm3d(c)
-            bn.num_splits, bn.max_block_splits = splits, max_block
-            add(f"{mode} k={splits}", bn)
-        if on_gpu:  # blocks through fused_bn's kernels, written into one output (no concatenation)
-            bn = MultigridBatchNorm3d(c)
-            bn.num_splits, bn.fused_sub_batch = splits, True
-            add(f"sub-batch fused blocks k={splits}", bn)
-            bn = MultigridBatchNorm3d(c)  # one grouped reduction compiled by inductor (compiled before timing)
-            bn.num_splits, bn.compiled_sub_batch = splits, True
-            add(f"sub-batch compiled k={splits}", bn)
+            bn.num_splits, bn.sub_batch_impl = splits, impl
+            add(f"sub-batch {impl} k={splits}", bn)
     if world > 1:
         # The default path (fused on GPU), and on GPU also the portable ops for comparison.
         for fused in ((True, False) if on_gpu else (True,)):

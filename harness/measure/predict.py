@@ -11,6 +11,7 @@ every iteration taking max(step time, load time), beside the compute-only figure
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -18,7 +19,8 @@ import torch
 from harness.device import pick_device, use_bf16, use_channels_last
 from harness.measure.loader_bound import LoaderRates, loader_bound_seconds, loader_bound_shapes, require_rates
 from harness.measure.step_bench import StepTime, time_training_step
-from harness.models import build_model
+from harness.models import build_model, multigrid_bns
+from harness.models.bn import set_bn_sub_batch_impl
 from harness.models.check import require_planned_frames
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.trained import ShapeKey, iterations_by_shape
@@ -42,8 +44,9 @@ class Profile:
 
 def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None = None,
                  channels_last: bool | None = None, step: str = "eager", warmup: int = 3, repeats: int = 10,
-                 progress=None, loader: LoaderRates | None = None) -> Profile:
-    """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock."""
+                 progress=None, loader: LoaderRates | None = None, plain_bn: bool = False) -> Profile:
+    """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock. Sub-batch BN runs
+    as `spec.train.sub_batch_bn` says; with `plain_bn` every sub-batch shape is also timed with plain BN."""
     dev = pick_device(device)
     bf16 = use_bf16(dev) if bf16 is None else bf16
     channels_last = use_channels_last(dev) if channels_last is None else channels_last
@@ -52,7 +55,7 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
     keys = set(iterations_by_shape(plan)) | set(iterations_by_shape(baseline))
     require_rates(loader, keys)
     times = measure_shapes(spec, keys, device=dev, bf16=bf16, channels_last=channels_last, step=step,
-                           warmup=warmup, repeats=repeats, progress=progress)
+                           warmup=warmup, repeats=repeats, progress=progress, plain_bn=plain_bn)
     predicted, base_predicted = predicted_seconds(plan, times), predicted_seconds(baseline, times)
     return Profile(spec, str(dev), times, predicted, base_predicted, step, loader)
 
@@ -92,24 +95,27 @@ def profile_summary(profile: Profile) -> dict:
 
 
 def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, bf16: bool, channels_last: bool,
-                   warmup: int, repeats: int, step: str = "eager", progress=None) -> dict[ShapeKey, StepTime]:
-    """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`."""
+                   warmup: int, repeats: int, step: str = "eager", progress=None,
+                   plain_bn: bool = False) -> dict[ShapeKey, StepTime]:
+    """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`, sub-batch BN computed as
+    `spec.train.sub_batch_bn` says; with `plain_bn`, shapes with sub-batch BN also with plain BN
+    (`StepTime.plain_bn_ms`)."""
     torch.manual_seed(0)
     model = build_model(spec.model, spec.data.num_classes).to(device)
     if channels_last:
         model = model.to(memory_format=torch.channels_last_3d)
     model.train()
+    set_bn_sub_batch_impl(multigrid_bns(model), spec.train.sub_batch_bn)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
+
+    timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats)
     times = {}
     for key in sorted(keys):
+        times[key] = _timed_step(model, optimizer, key, **timing)
         t, s, batch, splits = key
-        try:
-            times[key] = time_training_step(model, optimizer, t, s, batch, splits, device, bf16=bf16,
-                                            channels_last=channels_last, step=step, warmup=warmup,
-                                            repeats=repeats)
-        except torch.OutOfMemoryError:
-            torch.cuda.empty_cache()
-            times[key] = StepTime(t, s, batch, splits, float("nan"), float("nan"), float("nan"))
+        if plain_bn and splits > 1:
+            plain = times.get((t, s, batch, 1)) or _timed_step(model, optimizer, (t, s, batch, 1), **timing)
+            times[key] = dataclasses.replace(times[key], plain_bn_ms=plain.median_ms)
         if progress is not None:
             progress.update(1)
     del model, optimizer
@@ -118,23 +124,37 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     return times
 
 
+def _timed_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, key: ShapeKey, *, device: torch.device,
+                **timing) -> StepTime:
+    """The step time at `key` (t, s, batch, BN splits), NaN where it runs out of GPU memory."""
+    t, s, batch, splits = key
+    try:
+        return time_training_step(model, optimizer, t, s, batch, splits, device, **timing)
+    except torch.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return StepTime(t, s, batch, splits, float("nan"), float("nan"), float("nan"))
+
+
 def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:
     return sum(n * times[k].median_ms / 1e3 for k, n in iterations_by_shape(plan).items())
 
 
 def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | None = None, warmup: int = 3,
                   repeats: int = 10, step: str = "eager", progress_factory=None, timings: dict | None = None,
-                  loader: LoaderRates | None = None) -> dict:
+                  loader: LoaderRates | None = None, sub_batch_bn: str = "auto", plain_bn: bool = False) -> dict:
     """Predicted wall-clock and speedup over its 1.0× baseline of every run of a suite, on this hardware.
 
     Shapes are timed once per model (the union over the suite's runs and their baselines). With `loader`, each
-    run also gets the loader-bound prediction (every iteration max(step, load); `loader_bound_*` keys).
+    run also gets the loader-bound prediction (every iteration max(step, load); `loader_bound_*` keys). Sub-batch
+    BN runs as `sub_batch_bn` says (harness.spec.SUB_BATCH_BN); with `plain_bn` its shapes are also timed with plain
+    BN.
     """
     from harness.suite import load_scale, load_suite, paper_rows, resolve_suite
 
     dev = pick_device(device)
     suite = load_suite(suite_name)
-    runs = [r for r in resolve_suite(suite, load_scale(scale_name), [], data_root="/nonexistent") if r.spec]
+    overrides = [] if sub_batch_bn == "auto" else [f"train.sub_batch_bn={sub_batch_bn}"]
+    runs = [r for r in resolve_suite(suite, load_scale(scale_name), overrides, data_root="/nonexistent") if r.spec]
     plans = {r.run.variant: (build_plan(r.spec), build_plan(baseline_spec(r.spec))) for r in runs}
     by_model: dict[tuple, tuple[RunSpec, set[ShapeKey]]] = {}
     for r in runs:
@@ -151,7 +171,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
         todo = keys - set(known)
         bar = progress_factory(len(todo), model_key[0]) if progress_factory and todo else None
         known.update(measure_shapes(spec, todo, device=dev, bf16=use_bf16(dev), channels_last=use_channels_last(dev),
-                                    warmup=warmup, repeats=repeats, step=step, progress=bar))
+                                    warmup=warmup, repeats=repeats, step=step, progress=bar, plain_bn=plain_bn))
         if bar is not None:
             bar.close()
     paper = {(row["table"], row["row"]): row for row in paper_rows()}
@@ -174,8 +194,8 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
                              "loader_bound_speedup": theirs / mine})
     shapes = [{"model": k[0], **st.to_dict()} for k, (_, keys) in by_model.items() for st in
               (times[k][key] for key in sorted(keys))]
-    record = {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "runs": rows,
-              "shapes": shapes,
+    record = {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "sub_batch_bn": sub_batch_bn,
+              "runs": rows, "shapes": shapes,
               "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
                              "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}
     if loader is not None:

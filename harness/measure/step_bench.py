@@ -27,9 +27,15 @@ class StepTime:
     median_ms: float
     clips_per_s: float
     peak_mem_gib: float
+    # With sub-batch BN (bn_splits > 1) and `harness profile --plain-bn`: the same step with plain BN, what
+    # sub-batch BN costs at this shape.
+    plain_bn_ms: float | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["plain_bn_ms"] is None:
+            del d["plain_bn_ms"]
+        return d
 
 
 def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, repeats: int) -> float:

@@ -32,6 +32,8 @@ from torch import nn
 
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 from harness.models.grouped_bn import compiled_grouped_batch_norm
+from harness.models.triton_bn import triton_sub_batch_norm
+from harness.spec import SUB_BATCH_BN
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
@@ -39,6 +41,14 @@ from harness.models.grouped_bn import compiled_grouped_batch_norm
 # k=4 eagerly (143 vs 95, one launch per block) but win under CUDA graphs (73 vs 82), and lose at k=8 either way.
 BLOCK_SPLITS_EAGER = 2
 BLOCK_SPLITS_GRAPHED = 4
+
+# How sub-batch BN computes its groups (`train.sub_batch_bn`, one of harness.spec.SUB_BATCH_BN):
+#   auto         cuDNN BN per contiguous block up to `max_block_splits` groups, the reference's interleaved layout
+#                beyond (the choice measured above);
+#   blocks       cuDNN BN per contiguous block, any k;   interleaved   the reference's layout, any k;
+#   fused        PyTorch's fused BN kernels per block, written into one output (CUDA; fused_bn);
+#   compiled     one grouped reduction and one normalising pass compiled by inductor (grouped_bn);
+#   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn).
 
 
 class MultigridBatchNorm3d(nn.BatchNorm3d):
@@ -51,12 +61,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         self.num_sync = 1
         self.sync_group: dist.ProcessGroup | None = None
         self.fused_sync = True  # on CUDA, synchronise with the fused kernels of fused_bn (False: portable)
-        # On CUDA, sub-batch BN with fused_bn's block kernels instead of cuDNN per block. Off until a GPU shows it
-        # faster (`harness bn-bench` times both).
-        self.fused_sub_batch = False
-        # On CUDA, sub-batch BN as one grouped reduction compiled by inductor (grouped_bn); off until a GPU shows
-        # it faster (`harness bn-bench` times it beside the others).
-        self.compiled_sub_batch = False
+        self.sub_batch_impl = "auto"  # one of SUB_BATCH_BN; `harness bn-bench` times them all
 
     def _update_factor(self) -> float:
         """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
@@ -78,12 +83,19 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        if x.is_cuda and self.compiled_sub_batch:
+        impl = self.sub_batch_impl
+        if impl == "triton":
+            out, group_mean, group_var = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
+        elif impl == "compiled":
             out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)
-        elif x.is_cuda and self.fused_sub_batch:
+        elif impl == "fused":
+            if not x.is_cuda:
+                raise ValueError("sub-batch BN with fused kernels (train.sub_batch_bn=fused) needs CUDA tensors; "
+                                 "use train.sub_batch_bn=auto on the CPU")
             out, group_mean, group_var = fused_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
         else:
-            out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k)
+            blocks = impl == "blocks" or (impl == "auto" and k <= self.max_block_splits)
+            out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k, blocks)
         with torch.no_grad():
             batch_mean = group_mean.mean(0)
             batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
@@ -92,13 +104,14 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             self.running_var.lerp_(batch_var.to(self.running_var.dtype), factor)
         return out
 
-    def _sub_batch_by_batch_norm(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _sub_batch_by_batch_norm(self, x: torch.Tensor, k: int,
+                                 blocks: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sub-batch BN from F.batch_norm (cuDNN on GPU): (y, group means, group unbiased variances)."""
         n, c = x.shape[0], self.num_features
         # Per-group buffers with momentum 1 receive exactly this batch's group statistics.
         group_mean = torch.zeros(k, c, device=x.device, dtype=torch.float32)
         group_var = torch.ones(k, c, device=x.device, dtype=torch.float32)
-        if k <= self.max_block_splits:
+        if blocks:
             # Group i = the i-th block of n/k consecutive clips. A block is contiguous in channels-last memory
             # too, so each group runs the fast BN kernel in place and only the concatenation copies; but it is
             # k kernels instead of one, which pays only while k is small (or launches are cheap: CUDA graphs).
@@ -197,6 +210,14 @@ def set_bn_block_splits(bns: list[MultigridBatchNorm3d], max_block_splits: int) 
     """Sub-batch BN uses contiguous blocks up to this many groups (more when kernel launches are cheap)."""
     for bn in bns:
         bn.max_block_splits = max_block_splits
+
+
+def set_bn_sub_batch_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
+    """Every layer computes sub-batch BN with `impl` (one of SUB_BATCH_BN)."""
+    if impl not in SUB_BATCH_BN:
+        raise ValueError(f"sub-batch BN implementation must be one of {SUB_BATCH_BN}, got {impl!r}")
+    for bn in bns:
+        bn.sub_batch_impl = impl
 
 
 def convert_batchnorm(module: nn.Module) -> nn.Module:

@@ -70,10 +70,17 @@ def test_profile_cli_writes_a_record(tmp_path):
     out = tmp_path / "profile.json"
     overrides = [f"{k}={json.dumps(v).replace(' ', '') if isinstance(v, list) else v}" for k, v in TINY.items()]
     done = subprocess.run(["harness", "profile", "--device", "cpu", "--repeats", "2", "--warmup", "1", "--out",
-                           str(out), *overrides], capture_output=True, text=True, timeout=600)
+                           str(out), "--plain-bn", "--sub-batch-bn", "interleaved", *overrides],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     record = json.loads(out.read_text())
     assert record["device"] == "cpu" and record["predicted_speedup"] > 0
+    assert record["spec"]["train"]["sub_batch_bn"] == "interleaved"
+    # --plain-bn: every sub-batch shape is timed with plain BN too; plain-BN shapes need no second timing.
+    sub_batch = [row for row in record["shapes"] if row["bn_splits"] > 1]
+    assert sub_batch and all(row["plain_bn_ms"] > 0 for row in sub_batch)
+    assert all("plain_bn_ms" not in row for row in record["shapes"] if row["bn_splits"] == 1)
+    assert "plain BN ms" in done.stdout
     assert record["provenance"]["hardware"]["cpu_count"] >= 1
     assert record["record_version"] == PlanProfileRecord.VERSION
     assert "predicted on cpu" in done.stdout

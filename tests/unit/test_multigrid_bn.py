@@ -1,5 +1,9 @@
 """Sub-batch BatchNorm against an independent implementation, and its contracts (paper §3)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -73,7 +77,7 @@ def test_sub_batch_bn_matches_independent_implementation(k, blocks):
 @pytest.mark.parametrize("k", [2, 4, 8])
 def test_fused_sub_batch_bn_matches_independent_implementation_on_gpu(k):
     bn = MultigridBatchNorm3d(6)
-    bn.fused_sub_batch = True
+    bn.sub_batch_impl = "fused"
     _check_against_independent(bn, k, blocks=True, device="cuda")
     # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result.
     x = torch.randn(4 * k, 6, 3, 5, 5, device="cuda").contiguous(memory_format=torch.channels_last_3d)
@@ -115,8 +119,97 @@ def test_grouped_reduction_matches_independent_implementation(k, channels_last):
 @pytest.mark.parametrize("k", [2, 4, 8])
 def test_compiled_sub_batch_bn_matches_independent_implementation_on_gpu(k):
     bn = MultigridBatchNorm3d(6)
-    bn.compiled_sub_batch = True
+    bn.sub_batch_impl = "compiled"
     _check_against_independent(bn, k, blocks=True, device="cuda")
+
+
+# Run under TRITON_INTERPRET=1 (it must be set before triton is imported, hence a fresh process): the Triton
+# kernels on CPU tensors against sub-batch BN through F.batch_norm per block (itself checked against the loop above).
+_TRITON_ON_CPU = """
+import torch
+from harness.models import MultigridBatchNorm3d
+from harness.models.triton_bn import triton_sub_batch_norm
+cases = [(k, fmt, shape) for k in (2, 3, 4, 8) for fmt in (torch.channels_last_3d, torch.contiguous_format)
+         for shape in ((2 * k, 5, 2, 3, 3),)] + [(2, torch.channels_last_3d, (4, 70, 3, 9, 9))]
+for k, fmt, shape in cases:
+    torch.manual_seed(k)
+    x = (torch.randn(shape) * torch.linspace(0.5, 3, shape[0]).view(-1, 1, 1, 1, 1) + 4).contiguous(memory_format=fmt)
+    layers = []
+    for impl in ("triton", "blocks"):
+        bn = MultigridBatchNorm3d(shape[1])
+        with torch.no_grad():
+            bn.weight.copy_(torch.linspace(0.5, 1.5, shape[1]))
+            bn.bias.copy_(torch.linspace(-1, 1, shape[1]))
+        bn.num_splits, bn.sub_batch_impl = k, impl
+        layers.append(bn)
+    inputs = [x.clone().requires_grad_() for _ in layers]
+    outs = [bn(xi) for bn, xi in zip(layers, inputs)]
+    grad = torch.randn(shape)
+    for out in outs:
+        out.backward(grad)
+    (ours, ref), (bn, ref_bn) = outs, layers
+    assert ours.is_contiguous(memory_format=fmt) and inputs[0].grad.is_contiguous(memory_format=fmt), (k, fmt)
+    torch.testing.assert_close(ours, ref, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(inputs[0].grad, inputs[1].grad, rtol=1e-4, atol=1e-5)
+    for a, b in ((bn.weight.grad, ref_bn.weight.grad), (bn.bias.grad, ref_bn.bias.grad),
+                 (bn.running_mean, ref_bn.running_mean), (bn.running_var, ref_bn.running_var)):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+# one group is plain BN
+x = torch.randn(3, 4, 2, 5, 5)
+out, mean, var = triton_sub_batch_norm(x, torch.ones(4), torch.zeros(4), 1, 1e-5)
+torch.testing.assert_close(out, torch.nn.functional.batch_norm(x, None, None, training=True), rtol=1e-4, atol=1e-5)
+torch.testing.assert_close(var[0], x.var((0, 2, 3, 4)))
+print("ok", len(cases))
+"""
+
+
+def test_triton_sub_batch_bn_matches_the_block_implementation_under_the_interpreter():
+    pytest.importorskip("triton")
+    done = subprocess.run([sys.executable, "-c", _TRITON_ON_CPU], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["ok", "9"]
+
+
+def test_triton_sub_batch_bn_says_it_needs_cuda_on_the_cpu():
+    pytest.importorskip("triton")
+    code = ("import torch; from harness.models import MultigridBatchNorm3d\n"
+            "bn = MultigridBatchNorm3d(3); bn.num_splits, bn.sub_batch_impl = 2, 'triton'\n"
+            "bn(torch.randn(4, 3, 2, 2, 2))")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**env, "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode != 0 and "train.sub_batch_bn=auto" in done.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_triton_sub_batch_bn_matches_independent_implementation_on_gpu(k):
+    bn = MultigridBatchNorm3d(6)
+    bn.sub_batch_impl = "triton"
+    _check_against_independent(bn, k, blocks=True, device="cuda")
+    # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result; and
+    # the same under a CUDA graph (no host synchronisation inside).
+    x = torch.randn(4 * k, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d)
+    ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()
+    ours.num_splits, ours.sub_batch_impl = k, "triton"
+    ref.num_splits, ref.sub_batch_impl = k, "blocks"
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        out = ours(x.bfloat16())
+    torch.testing.assert_close(out.float(), ref(x), rtol=2e-2, atol=2e-2)
+    static = x.bfloat16()
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        ours(static)  # warm-up on the capture stream (kernels jitted before capture)
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(graph):
+        captured = ours(static)
+    static.copy_(x.bfloat16() * 2)
+    graph.replay()
+    torch.testing.assert_close(captured.float(), ref(x * 2).float(), rtol=2e-2, atol=2e-2)
 
 
 def test_split_one_is_plain_batchnorm():

@@ -29,6 +29,8 @@ BAD = [
     ({"multigrid.long_cycle_shapes": 0}, "multigrid.long_cycle_shapes", "[1, 4]"),
     ({"baseline.epoch_factor": 0.5}, "baseline.*", "multigrid is on"),
     ({"num_gpus": 0}, "num_gpus", ">= 1"),
+    ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
+    ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
 ]
 
 
@@ -78,3 +80,13 @@ def test_spec_round_trips_through_a_dict():
     assert spec_from_dict(original.to_dict()) == original
     assert set(known_keys()) >= {"solver.base_lr", "data.jitter", "multigrid.bn_base_size", "model.name", "scale"}
     assert RunSpec().is_multigrid
+
+
+def test_the_run_id_keeps_runs_made_before_the_sub_batch_bn_choice():
+    from harness.config import compose
+    from harness.results import run_id
+
+    base = compose([])
+    assert base.train.sub_batch_bn == "auto"
+    assert run_id(compose(["train.sub_batch_bn=auto"])) == run_id(base)
+    assert run_id(compose(["train.sub_batch_bn=triton"])) != run_id(base)
