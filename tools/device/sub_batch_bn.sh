@@ -6,7 +6,7 @@
 # CUDA graphs, and eagerly for the first. Back in $OUT (profile_<step>_<impl>.json, bn_bench.log, gpu_tests.log).
 source tools/device/_setup.sh "$1"
 impls=${IMPLS:-triton auto compiled}
-timeout 150 python3 -m pytest -q -rs tests/unit/test_multigrid_bn.py -m gpu -p no:cacheprovider \
+timeout 150 python3 -m pytest -q -rs tests/unit/test_multigrid_bn.py -m gpu -k "${TESTS:-triton or fused or compiled}" -p no:cacheprovider \
   > $OUT/gpu_tests.log 2>&1; tail -4 $OUT/gpu_tests.log; el tests
 for k in 2 4 8; do  # res2 of SlowFast's fast pathway at a short-cycle shape: 8k clips of 16x56^2 (post-stem)
   timeout 60 python3 -m harness bn-bench --batch $((8 * k)) --channels 32 --frames 16 --size 56 --splits $k \
