@@ -99,17 +99,21 @@ def _finish_stats(mean_ptr, m2_ptr, weight_ptr, bias_ptr, group_mean_ptr, group_
     tl.store(shift_ptr + out, shift, mask=cmask)
 
 
-def _normalise(x_ptr, y_ptr, scale_ptr, shift_ptr, total_rows, rows_per_group, channels,
+def _normalise(x_ptr, y_ptr, scale_ptr, shift_ptr, rows_per_group, channels, blocks_per_group,
                BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+    # One program: BLOCK_R rows of one group (tiles never straddle two groups), so the group's per-channel
+    # scale and shift are loaded once as vectors.
+    pid = tl.program_id(0)
+    group, block = pid // blocks_per_group, pid % blocks_per_group
+    rows = block * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    mask = (rows < total_rows)[:, None] & (cols < channels)[None, :]
-    per_group = (rows // rows_per_group)[:, None] * channels + cols[None, :]
-    offsets = rows[:, None] * channels + cols[None, :]
+    cmask = cols < channels
+    mask = (rows < rows_per_group)[:, None] & cmask[None, :]
+    offsets = (group.to(tl.int64) * rows_per_group + rows)[:, None] * channels + cols[None, :]
+    scale = tl.load(scale_ptr + group * channels + cols, mask=cmask, other=0.0)
+    shift = tl.load(shift_ptr + group * channels + cols, mask=cmask, other=0.0)
     x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    scale = tl.load(scale_ptr + per_group, mask=mask, other=0.0)
-    shift = tl.load(shift_ptr + per_group, mask=mask, other=0.0)
-    tl.store(y_ptr + offsets, (x * scale + shift).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, (x * scale[None, :] + shift[None, :]).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, sum_dy_ptr, sum_dy_xhat_ptr, rows_per_group, channels,
@@ -139,22 +143,28 @@ def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, sum_dy_ptr, sum_dy_xhat_ptr,
     tl.store(sum_dy_xhat_ptr + out, sum_dy_xhat, mask=cmask)
 
 
-def _grad_input(x_ptr, dy_ptr, dx_ptr, mean_ptr, invstd_ptr, weight_ptr, sum_dy_ptr, sum_dy_xhat_ptr, total_rows,
-                rows_per_group, channels, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+def _grad_input(x_ptr, dy_ptr, dx_ptr, mean_ptr, invstd_ptr, weight_ptr, sum_dy_ptr, sum_dy_xhat_ptr,
+                rows_per_group, channels, blocks_per_group, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # dx = w·invstd·(dy − mean(dy) − x̂·mean(dy·x̂)) = a·dy + b·x + c per (group, channel), with the group's
+    # vectors loaded once per program (as in _normalise).
+    pid = tl.program_id(0)
+    group, block = pid // blocks_per_group, pid % blocks_per_group
+    rows = block * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    mask = (rows < total_rows)[:, None] & (cols < channels)[None, :]
-    per_group = (rows // rows_per_group)[:, None] * channels + cols[None, :]
-    offsets = rows[:, None] * channels + cols[None, :]
+    cmask = cols < channels
+    mask = (rows < rows_per_group)[:, None] & cmask[None, :]
+    offsets = (group.to(tl.int64) * rows_per_group + rows)[:, None] * channels + cols[None, :]
+    at = group * channels + cols
+    mean = tl.load(mean_ptr + at, mask=cmask, other=0.0)
+    invstd = tl.load(invstd_ptr + at, mask=cmask, other=0.0)
+    mean_dy = tl.load(sum_dy_ptr + at, mask=cmask, other=0.0) / rows_per_group
+    mean_dy_xhat = tl.load(sum_dy_xhat_ptr + at, mask=cmask, other=0.0) / rows_per_group
+    a = tl.load(weight_ptr + cols, mask=cmask, other=0.0).to(tl.float32) * invstd
+    b = -a * invstd * mean_dy_xhat
+    c = -a * mean_dy - b * mean
     x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
     dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.load(mean_ptr + per_group, mask=mask, other=0.0)
-    invstd = tl.load(invstd_ptr + per_group, mask=mask, other=0.0)
-    mean_dy = tl.load(sum_dy_ptr + per_group, mask=mask, other=0.0) / rows_per_group
-    mean_dy_xhat = tl.load(sum_dy_xhat_ptr + per_group, mask=mask, other=0.0) / rows_per_group
-    weight = tl.load(weight_ptr + cols, mask=cols < channels, other=0.0).to(tl.float32)
-    xhat = (x - mean) * invstd
-    dx = weight[None, :] * invstd * (dy - mean_dy - xhat * mean_dy_xhat)
+    dx = a[None, :] * dy + b[None, :] * x + c[None, :]
     tl.store(dx_ptr + offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
@@ -224,7 +234,10 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         lay = _layout(x, splits)
         c, per_group, progs, blocks = lay.channels, lay.rows_per_group, lay.progs_per_group, lay.channel_blocks
         rows = _rows(x)
-        y_rows = torch.empty_like(rows)
+        # y is allocated in channels-last memory (its storage is `rows`' layout) rather than as a view of a
+        # rows tensor: the network applies in-place ReLU to it, which autograd forbids on a custom op's views.
+        y = torch.empty(x.shape, device=x.device, dtype=x.dtype, memory_format=torch.channels_last_3d) \
+            if x.dim() == 5 else torch.empty_like(rows).movedim(-1, 1)
         part_mean = torch.empty(splits * progs, c, device=x.device, dtype=torch.float32)
         part_m2 = torch.empty_like(part_mean)
         k["stats"][(splits * progs, blocks)](rows, part_mean, part_m2, per_group, c, lay.rows_per_prog, progs,
@@ -232,14 +245,13 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         mean, invstd, scale, shift = (torch.empty(splits, c, device=x.device, dtype=torch.float32) for _ in range(4))
         k["finish_stats"][(splits, blocks)](part_mean, part_m2, weight, bias, mean, invstd, scale, shift, per_group,
                                             c, lay.rows_per_prog, progs, eps, BLOCK_C=lay.block_c)
-        total = splits * per_group
-        k["normalise"][(math.ceil(total / lay.block_r), blocks)](rows, y_rows, scale, shift, total, per_group, c,
-                                                                 BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
+        per_group_blocks = math.ceil(per_group / lay.block_r)
+        k["normalise"][(splits * per_group_blocks, blocks)](rows, y, scale, shift, per_group, c, per_group_blocks,
+                                                            BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         ctx.save_for_backward(rows, weight, mean, invstd)
         ctx.splits, ctx.memory_format = splits, dense_memory_format(x)
         var = (invstd.pow(-2) - eps) * (per_group / max(per_group - 1, 1))  # unbiased, as nn.BatchNorm keeps
         ctx.mark_non_differentiable(mean, var)
-        y = y_rows.movedim(-1, 1)  # N×C×… in channels-last memory
         return y.contiguous(memory_format=dense_memory_format(x)), mean, var
 
     @staticmethod
@@ -258,9 +270,9 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         grad_x = None
         if need_x:
             dx = torch.empty_like(rows)
-            total = splits * per_group
-            kern["grad_input"][(math.ceil(total / lay.block_r), blocks)](
-                rows, dy, dx, mean, invstd, weight, sum_dy, sum_dy_xhat, total, per_group, c,
+            per_group_blocks = math.ceil(per_group / lay.block_r)
+            kern["grad_input"][(splits * per_group_blocks, blocks)](
+                rows, dy, dx, mean, invstd, weight, sum_dy, sum_dy_xhat, per_group, c, per_group_blocks,
                 BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
             grad_x = dx.movedim(-1, 1).contiguous(memory_format=ctx.memory_format)
         grad_w = sum_dy_xhat.sum(0).to(weight.dtype) if need_w else None

@@ -154,6 +154,12 @@ for k, fmt, shape in cases:
     for a, b in ((bn.weight.grad, ref_bn.weight.grad), (bn.bias.grad, ref_bn.bias.grad),
                  (bn.running_mean, ref_bn.running_mean), (bn.running_var, ref_bn.running_var)):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+# the network applies in-place ReLU to BN's output: autograd must allow it (no view of a custom op's output)
+bn = MultigridBatchNorm3d(4)
+bn.num_splits, bn.sub_batch_impl = 2, "triton"
+x = torch.randn(4, 4, 2, 3, 3).contiguous(memory_format=torch.channels_last_3d).requires_grad_()
+torch.relu_(bn(x)).sum().backward()
+assert x.grad is not None
 # one group is plain BN
 x = torch.randn(3, 4, 2, 5, 5)
 out, mean, var = triton_sub_batch_norm(x, torch.ones(4), torch.zeros(4), 1, 1e-5)
