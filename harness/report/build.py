@@ -28,6 +28,7 @@ from harness.report.overview import HEADER, overview_cells, overview_markdown, o
 from harness.report.tables import (
     OK,
     SMOKE_NOTE,
+    TABLE_TITLES,
     Column,
     Table,
     build_tables,
@@ -148,17 +149,52 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
                Column("speedup", "predicted speedup", "ratio"),
                Column("paper_speedup", "paper speedup (P100)", "ratio", paper=True))
     step = profile.get("step", "eager")
+    impl = profile.get("sub_batch_bn") or "auto"
     notes = [f"Predicted at {profile.get('scale', 'paper')} scale on one {device} from timed training steps of every "
-             f"planned shape run as train.step={step} (harness profile; {profile.get('assumptions', '')}), commit "
-             f"{prov['commit'] or '?'}."]
+             f"planned shape run as train.step={step}, train.sub_batch_bn={impl} (harness profile; "
+             f"{profile.get('assumptions', '')}), commit {prov['commit'] or '?'}."]
     loader = profile.get("loader")
     if loader:  # the compute-only and the loader-bound prediction side by side
         columns = (*columns[:6], Column("loader_speedup", "predicted speedup with the loader", "ratio"), columns[6])
         notes.append(f"With the loader: every iteration takes max(step time, per-GPU batch / the loader's clips/s at "
                      f"its shape), the loader's rates from {loader.get('source', '?')}.")
-    title = f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}, {step} steps"
-    return Table(f"profile_{step}" + ("_loader" if loader else ""), title + (", with the loader" if loader else ""),
-                 columns, rows, tuple(notes))
+    title = f"Predicted {profile.get('scale', 'paper')}-scale speedups on {device}, {step} steps" + \
+        ("" if impl == "auto" else f", sub-batch BN: {impl}")
+    table_id = "_".join(["profile", step, *([impl] if impl != "auto" else []), *([_card_slug(device)] if
+                         prov["hardware"].get("gpu") else []), *(["loader"] if loader else [])])
+    return Table(table_id, title + (", with the loader" if loader else ""), columns, rows, tuple(notes))
+
+
+def _card_slug(gpu: str) -> str:
+    """'NVIDIA H100 80GB HBM3' → 'h100': the model word of a GPU's name, for table ids."""
+    words = [w for w in gpu.lower().split() if w not in ("nvidia", "tesla", "geforce")]
+    return (words[0] if words else "gpu").replace("-", "_")
+
+
+def sub_batch_bn_table(profiles: Sequence[Mapping[str, Any]]) -> Table | None:
+    """What sub-batch BN costs at each planned shape: the step with sub-batch BN beside the same step with plain BN,
+    from the profiles timed with `harness profile --plain-bn`."""
+    rows = []
+    for profile in profiles:
+        device = provenance_of(profile)["hardware"].get("gpu") or profile.get("device", "?")
+        for shape in profile.get("shapes", []):
+            if shape.get("plain_bn_ms") is None:
+                continue
+            rows.append({"card": device, "step": profile.get("step", "eager"),
+                         "impl": profile.get("sub_batch_bn") or "auto", "model": shape.get("model", ""),
+                         "shape": f"{shape['t']}×{shape['s']}²", "batch": shape["batch"], "splits": shape["bn_splits"],
+                         "ms": shape["median_ms"], "plain_ms": shape["plain_bn_ms"],
+                         "cost": 100 * (shape["median_ms"] / shape["plain_bn_ms"] - 1)})
+    if not rows:
+        return None
+    columns = (Column("card", "card"), Column("step", "train.step"), Column("impl", "train.sub_batch_bn"),
+               Column("model", "model"), Column("shape", "frames × crop"), Column("batch", "clips per GPU", "int"),
+               Column("splits", "BN groups", "int"), Column("ms", "step ms, sub-batch BN", "float"),
+               Column("plain_ms", "step ms, plain BN", "float"), Column("cost", "sub-batch BN cost %", "pct"))
+    notes = ("Each planned shape that trains with sub-batch BN, timed twice in one `harness profile --plain-bn` run: "
+             "with its BN groups as train.sub_batch_bn computes them, and with plain BN over the whole per-GPU batch "
+             "(the same step otherwise). A negative cost: the groups' kernels beat the plain BN kernel.",)
+    return Table("sub_batch_bn", "Sub-batch BN against plain BN, per planned shape", columns, tuple(rows), notes)
 
 
 def _layout(row: Mapping[str, Any]) -> str:
@@ -269,6 +305,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     main_setup = record_setup(recs[0]) if recs else None
     setups = setups_table(suite, records_by_setup(suite, records, scale), main_setup) if scale else None
     tables.extend(profile_table(p) for p in profiles)
+    bn_cost = sub_batch_bn_table(profiles)
+    if bn_cost is not None:
+        tables.append(bn_cost)
     at_scale = [r for r in scaling if r.get("scale") == scale]  # the same scale as the runs shown
     for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), *scaling_tables(at_scale)):
         if extra is not None:
@@ -286,7 +325,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
         tables = [smoke_view(t) for t in tables]
         by_id = {t.id: t for t in tables}
     answer_lines = [*(n for t in answer if t.id == "convergence" for n in t.notes),
-                    *verdict.ordering_sentences(by_id["runs"].rows)]
+                    *verdict.ordering_sentences(by_id["runs"].rows),
+                    *(line for t in tables if t.id in TABLE_TITLES
+                      for line in [verdict.paper_order_sentence(t)] if line)]
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
                           for r in by_id["runs"].rows) else "top1"

@@ -18,8 +18,9 @@ STEP_PREFERENCE = ("cuda_graphs", "compile", "eager")  # the trainer's fastest m
 
 def predicted_speedups(profiles: Sequence[Mapping[str, Any]]) -> tuple[dict[str, float], str | None, str | None]:
     """variant → predicted paper-scale speedup from the paper-scale `harness profile --suite` record of the
-    fastest step mode, with that record's card and step mode."""
-    at_paper = [p for p in profiles if p.get("scale", "paper") == "paper"]
+    fastest step mode, with that record's card and step mode. Only records of the trainer's default sub-batch BN
+    (train.sub_batch_bn=auto) count: the others say what another setting would give."""
+    at_paper = [p for p in profiles if p.get("scale", "paper") == "paper" and p.get("sub_batch_bn", "auto") == "auto"]
     if not at_paper:
         return {}, None, None
     profile = min(at_paper, key=lambda p: STEP_PREFERENCE.index(p.get("step", "eager"))

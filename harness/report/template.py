@@ -44,9 +44,11 @@ footer { margin-top: 3em; font-size: 0.85em; color: #6a7384; }
 {% if notes %}<ul class="problems">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 {% if answer_lines %}<div class="answer"><h2 id="answer">The answer so far</h2>
 <ul>{% for line in answer_lines %}<li>{{ line }}</li>{% endfor %}</ul>
-<p class="notes">Figure 3's claim, tested per method above: each point's top-1 against the baseline curve (its runs
+<p class="notes">Figure 3's claim, where tested above: each point's top-1 against the baseline curve (its runs
 at several epoch settings, joined by straight lines) at the same training time; positive means multigrid is
-ahead. The verdict table below gives each run's accuracy difference with its interval and its speedup.</p></div>
+ahead. A paper table's order: every two of its rows that the paper ranks, ranked the same way by ours
+(differences under 0.5 points or 0.05× count as ties). The verdict table below gives each run's accuracy
+difference with its interval and its speedup.</p></div>
 {% endif %}
 <nav><ul>
 {% for t in paper_tables %}<li><a href="#t-{{ t.id }}">{{ t.title }}</a></li>{% endfor %}

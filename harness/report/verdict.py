@@ -181,3 +181,53 @@ def ordering_sentences(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [f"{holds} point of the other methods that falls within the baseline runs' training times lies above "
              f"the baseline curve (top-1 at the same measured training time):"]
     return lines + [f"{method}: {'; '.join(points)}." for method, points in methods.items()]
+
+
+# Differences smaller than these count as ties when our rows are ordered as the paper's: about the rounding of
+# the shown numbers and well inside a seed's spread.
+TIE = {"top1": 0.5, "map": 0.5, "speedup": 0.05}
+
+
+def _order_check(rows: Sequence[Mapping[str, Any]], ours: str, paper: str) -> tuple[int, int, int] | None:
+    """(pairs in the paper's order, tied pairs, pairs) over the rows with both values, by `ours` against `paper`."""
+    have = [r for r in rows if r.get(ours) is not None and r.get(paper) is not None]
+    if len(have) < 2:
+        return None
+    in_order = tied = pairs = 0
+    for i, a in enumerate(have):
+        for b in have[i + 1:]:
+            theirs = float(a[paper]) - float(b[paper])
+            if theirs == 0:
+                continue  # the paper does not order these two
+            pairs += 1
+            mine = float(a[ours]) - float(b[ours])
+            if abs(mine) < TIE[ours]:
+                tied += 1
+            elif (mine > 0) == (theirs > 0):
+                in_order += 1
+    return (in_order, tied, pairs) if pairs else None
+
+
+def paper_order_sentence(table: Table) -> str | None:
+    """Whether a paper table's rows keep the paper's order, in accuracy and in speedup (pairwise: every two rows the
+    paper ranks, ranked the same way by ours; a difference under TIE is a tie)."""
+    rows = [r for r in table.rows if r.get("status") == OK]
+    metric = "map" if any(r.get("paper_map") is not None for r in rows) else "top1"
+    parts = []
+    for ours, paper, what in ((metric, f"paper_{metric}", "mAP" if metric == "map" else "top-1"),
+                              ("speedup", "paper_speedup", "speedup")):
+        counted = _order_check(rows, ours, paper)
+        if counted is None:
+            continue
+        in_order, tied, pairs = counted
+        verdict_word = ("holds" if in_order + tied == pairs else "holds in part" if in_order > pairs - in_order - tied
+                        else "does not hold")
+        fmt_value = (lambda v: f"{float(v):.2f}×") if ours == "speedup" else (lambda v: f"{float(v):.1f}")
+        ranked = sorted((r for r in rows if r.get(ours) is not None and r.get(paper) is not None),
+                        key=lambda r: float(r[paper]))
+        listing = ", ".join(f"{r.get('paper_row')} {fmt_value(r[paper])} / {fmt_value(r[ours])}" for r in ranked)
+        parts.append(f"{what} {verdict_word}: {in_order} of {pairs} pairs of rows in the paper's order"
+                     + (f", {tied} tied" if tied else "") + f" (paper / ours, in the paper's order: {listing})")
+    if not parts:
+        return None
+    return f"{table.title.split(':')[0]}: " + "; ".join(parts) + "."

@@ -129,10 +129,36 @@ def test_profile_table_puts_predicted_speedups_beside_the_papers():
     profile["runs"][0]["loader_bound_speedup"] = 1.4  # `harness profile --data`: the loader caps multigrid
     profile["loader"] = {"source": "bench.json:cache"}
     table = profile_table(profile)
-    assert table.title.endswith("with the loader") and table.id == "profile_eager_loader"
+    assert table.title.endswith("with the loader") and table.id == "profile_eager_some_loader"
     keys = [c.key for c in table.columns]
     assert keys.index("speedup") < keys.index("loader_speedup") < keys.index("paper_speedup")
     assert table.rows[0]["loader_speedup"] == 1.4 and "bench.json:cache" in " ".join(table.notes)
+
+
+def test_sub_batch_bn_profiles_get_their_own_tables_and_the_cost_per_shape():
+    from harness.report.build import profile_table, sub_batch_bn_table
+    from harness.report.overview import predicted_speedups
+
+    def profile(impl, speedup, shapes):
+        return {"scale": "paper", "device": "cuda", "step": "cuda_graphs", "assumptions": "x", "sub_batch_bn": impl,
+                "provenance": {"hardware": {"gpu": "NVIDIA H100 80GB HBM3"}, "commit": "abc"},
+                "runs": [{"variant": "multigrid", "paper": [], "iteration_ratio": 3.4, "predicted_gpu_hours": 1.0,
+                          "baseline_predicted_gpu_hours": speedup, "predicted_speedup": speedup}],
+                "shapes": shapes}
+
+    shape = {"model": "slowfast_r50_8x8", "t": 8, "s": 112, "batch": 128, "bn_splits": 8}
+    default = profile("auto", 2.95, [{**shape, "median_ms": 90.0, "plain_bn_ms": 72.0},
+                                     {**shape, "bn_splits": 1, "median_ms": 70.0}])
+    triton = profile("triton", 3.76, [{**shape, "median_ms": 60.0, "plain_bn_ms": 72.0}])
+    ids = {profile_table(p).id for p in (default, triton)}
+    assert ids == {"profile_cuda_graphs_h100", "profile_cuda_graphs_triton_h100"}
+    assert profile_table(triton).title.endswith("sub-batch BN: triton")
+    table = sub_batch_bn_table([default, triton])
+    assert [(r["impl"], r["splits"], round(r["cost"], 1)) for r in table.rows] == [("auto", 8, 25.0),
+                                                                                   ("triton", 8, -16.7)]
+    assert sub_batch_bn_table([profile("auto", 3.0, [{**shape, "median_ms": 1.0}])]) is None
+    # The overview predicts what the trainer does by default.
+    assert predicted_speedups([triton, default])[0] == {"multigrid": 2.95}
 
 
 def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
@@ -220,3 +246,22 @@ def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)  # 1a before 1b
     assert "Every paper table in one place" in (out / "index.html").read_text()
     assert "on one Card X" in lines[-1]
+
+
+def test_paper_order_sentence_counts_pairs_in_the_papers_order():
+    from harness.report.tables import OK, Table
+    from harness.report.verdict import paper_order_sentence
+
+    def row(name, paper_top1, top1, paper_speedup, speedup, status=OK):
+        return {"paper_row": name, "paper_top1": paper_top1, "top1": top1, "paper_speedup": paper_speedup,
+                "speedup": speedup, "status": status}
+
+    table = Table("1b", "Table 1b: number of short-cycle shapes", (), (
+        row("baseline", 75.6, 73.8, 1.0, 1.0), row("1-shape", 74.5, 75.2, 4.2, 1.6),
+        row("3-shape", 76.4, 73.9, 4.5, 2.4), row("not run", 70.0, None, 9.0, None, status="not run")))
+    sentence = paper_order_sentence(table)
+    # top-1: baseline > 1-shape reversed, 3-shape > baseline tied (0.1), 3-shape > 1-shape reversed.
+    assert sentence.startswith("Table 1b: top-1 does not hold: 0 of 3 pairs of rows in the paper's order, 1 tied")
+    assert "speedup holds: 3 of 3 pairs" in sentence and "1-shape 4.20× / 1.60×" in sentence
+    assert "not run" not in sentence
+    assert paper_order_sentence(Table("6", "Table 6", (), (row("baseline", 1, 1, 1, 1),))) is None
