@@ -44,7 +44,7 @@ def scaled_overrides(overrides: Sequence[str],
     recipe = [o for o in overrides if "=" in o and _key(o) == "recipe"]
     # Unknown names: "did you mean". The synthetic data is made for the dataset trained on (as reproduce does).
     dataset = compose([*recipe, *(o for o in overrides if "=" in o and _key(o) == "data.name")]).data.name
-    scale = load_scale(names[-1]).for_dataset(dataset)
+    scale = load_scale(names[-1]).for_dataset(dataset).long_enough_for([compose(recipe).data])
     scaled = scale_overrides(compose(recipe), scale, None, None)
     if not scaled:  # paper scale: the recipe as it is
         return overrides

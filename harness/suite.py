@@ -8,7 +8,7 @@ one GPU (`proxy`) or a cluster (`paper`, unchanged). Everything here is pure; re
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import yaml
 
 from harness.config import compose, recipes, suites_dir
 from harness.schedule import build_plan
-from harness.spec import RunSpec, SpecError, did_you_mean
+from harness.spec import DataSpec, RunSpec, SpecError, did_you_mean
 
 RUN_KEYS = {"recipe", "overrides", "match_iterations_of", "requires", "paper", "figure"}
 SUITE_KEYS = {"description", "tables", "runs"}
@@ -95,6 +95,28 @@ class Scale:
         from harness.data.synth import settings_for_dataset
 
         return Scale(self.name, {**self.settings, "synthetic": settings_for_dataset(self.synthetic, name)})
+
+
+    def long_enough_for(self, datas: Iterable[DataSpec]) -> Scale:
+        """This scale with synthetic videos at least as long as the longest clip that recipes with `datas` take at
+        this scale, so that no run finds every video too short (Table 2b's 64-frame clips against the proxy's
+        48-frame videos). Where every clip fits the data stays as it is, hence the run ids; SSv2's segment sampling
+        takes any length."""
+        from harness.data.clip_dataset import DATASET_SAMPLING
+
+        synth, factor = self.synthetic, self.settings.get("frames_factor")
+        if not synth or "frames" not in synth or not factor:
+            return self
+        longest = 0
+        for data in datas:
+            if DATASET_SAMPLING.get(data.name, {}).get("segment"):
+                continue
+            frames = max(1, int(round(data.num_frames * factor)))
+            rate = self.settings.get("sampling_rate") or data.sampling_rate
+            longest = max(longest, (frames - 1) * rate + 1)
+        if longest <= synth["frames"]:
+            return self
+        return Scale(self.name, {**self.settings, "synthetic": {**synth, "frames": longest}})
 
 
 def list_suites() -> list[str]:
@@ -263,7 +285,8 @@ def suite_scale(suite: SuiteDef, scale: Scale) -> Scale:
     """`scale` with its synthetic data made for the dataset of `suite`'s recipes (Scale.for_dataset) when they all
     train on one; unchanged for a suite of several datasets (all its runs then share the Kinetics-like data)."""
     names = {compose([f"recipe={run.recipe}", *run.overrides]).data.name for run in suite.runs}
-    return scale.for_dataset(names.pop()) if len(names) == 1 else scale
+    scaled = scale.for_dataset(names.pop()) if len(names) == 1 else scale
+    return scaled.long_enough_for([compose([f"recipe={run.recipe}", *run.overrides]).data for run in suite.runs])
 
 
 def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,

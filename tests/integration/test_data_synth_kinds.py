@@ -202,6 +202,25 @@ def test_scales_make_synthetic_data_of_the_suites_dataset():
         assert {(r.spec.data.name, r.spec.data.num_classes) for r in runs} == {(data_name, classes)}
 
 
+@pytest.mark.parametrize("scale_name", ["smoke", "proxy"])
+def test_every_suite_run_finds_videos_long_enough_for_its_clips(scale_name):
+    """A run whose shortest clip is longer than the scale's videos finds every video too short; the suite's data
+    grows to its longest clip (Table 2b's 64 frames against the proxy's 48), other suites keep theirs."""
+    from harness.data.check import min_clip_frames
+    from harness.schedule import build_plan
+    from harness.suite import list_suites
+
+    scale = load_scale(scale_name)
+    for name in list_suites():
+        suite = load_suite(name)
+        scaled = suite_scale(suite, scale)
+        for run in resolve_suite(suite, scaled, [], "/data/synthetic"):
+            if run.spec is not None:
+                assert min_clip_frames(build_plan(run.spec)) <= scaled.synthetic["frames"], (name, run.run.variant)
+    assert suite_scale(load_suite("kinetics_generalization"), load_scale("proxy")).synthetic["frames"] == 64
+    assert suite_scale(load_suite("kinetics_models"), load_scale("proxy")) == load_scale("proxy")
+
+
 def test_train_at_a_scale_makes_the_recipes_kind(tmp_path):
     seen = []
 
