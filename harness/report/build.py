@@ -66,14 +66,18 @@ def _b64(png: bytes | None) -> str | None:
     return base64.b64encode(png).decode("ascii") if png else None
 
 
+def _devices(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The hardware of every record behind `records`, every seed of a run over seeds included."""
+    return sorted({d for r in records for d in (r.get("seeds") or {}).get("devices") or [device_of(r)]})
+
+
 def scale_statement(scale: str | None, records: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """A plain (headline, detail) about what our numbers are, for the top of the report."""
     if not records:
         return "No runs yet.", " Run the suite (nox -s reproduce -- --suite NAME) and build this report again."
     spec = records[0].get("spec") or {}
     data, model = spec.get("data") or {}, spec.get("model") or {}
-    devices = sorted({device_of(r) for r in records})
-    where = " and ".join(devices)
+    where = " and ".join(_devices(records))
     source = "synthetic video" if data.get("name") == "synthetic" else f"{data.get('name')} video"
     shape = f"{data.get('num_frames')} frames at {data.get('crop_size')} px"
     if scale == "smoke":
@@ -341,7 +345,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     versions = sorted({", ".join(f"{k} {v}" for k, v in p["versions"].items()) for p in provs})
     html = _ENV.from_string(PAGE).render(
         title=f"{suite.name}: multigrid vs baseline, ours beside the paper's", suite=suite,
-        scale_headline=headline, scale_detail=detail, devices=sorted({device_of(r) for r in recs}),
+        scale_headline=headline, scale_detail=detail, devices=_devices(recs),
         datasets=sorted({str(((r.get("spec") or {}).get("data") or {}).get("name")) for r in recs}),
         done=len(recs), total=len(suite.runs), commits=sorted({str(p["commit"]) for p in provs}),
         date_range=f"{dates[0]} to {dates[-1]}" if dates else "never", notes=notes, paper_tables=paper_tables,

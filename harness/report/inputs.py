@@ -17,7 +17,7 @@ import yaml
 from harness.config import suites_dir
 from harness.provenance import provenance_of
 from harness.report.cards import gpu_of, on_one_card
-from harness.report.tables import baseline_key, is_plain_baseline
+from harness.report.tables import baseline_key, device_of, is_plain_baseline
 from harness.spec import SpecError, did_you_mean
 from harness.suite import SuiteDef, suite_from_mapping
 
@@ -174,7 +174,8 @@ def combine_seeds(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     records = sorted(records, key=_seed)
     first = records[0]
     seeds: dict[str, Any] = {"n": len(records), "seeds": [_seed(r) for r in records],
-                             "gpus": [gpu_of(r) for r in records]}
+                             "gpus": [gpu_of(r) for r in records],
+                             "devices": sorted({device_of(r) for r in records})}
     final, measured = dict(first.get("final") or {}), dict(first.get("measured") or {})
     for key in SEED_METRICS:
         values = [(r.get("final") or {}).get(key) for r in records]

@@ -348,6 +348,8 @@ def test_runs_on_another_card_are_compared_with_that_cards_baseline():
     speedup = runs_table(SUITE, chosen, PAPER).rows
     row = next(r for r in speedup if r["variant"] == "multigrid")
     assert row["speedup"] == pytest.approx(105.0 / 38.5)
+    # The hardware the report names covers every seed, not only each run's first.
+    assert [d.split("× ")[1] for d in multigrid["seeds"]["devices"]] == ["A", "B"]
     # One card: nothing converted, nothing said.
     _, chosen, notes = select_records(SUITE, records[:3])
     assert chosen["multigrid"]["measured"]["train_s"] == 42.0 and not any("scaled" in n for n in notes)
