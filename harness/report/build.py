@@ -71,6 +71,16 @@ def _devices(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted({d for r in records for d in (r.get("seeds") or {}).get("devices") or [device_of(r)]})
 
 
+def _commits_and_dates(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """The commits and dates of every record behind `records`, every seed included."""
+    commits, dates = set(), []
+    for r in records:
+        seeds, prov = r.get("seeds") or {}, provenance_of(r)
+        commits.update(seeds.get("commits") or [str(prov["commit"])])
+        dates.extend(seeds.get("dates") or [prov["date"] or ""])
+    return sorted(commits), sorted(dates)
+
+
 def scale_statement(scale: str | None, records: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """A plain (headline, detail) about what our numbers are, for the top of the report."""
     if not records:
@@ -341,13 +351,13 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
                if longest >= figures.MAX_POINTS else "")
     headline, detail = scale_statement(scale, recs)
     provs = [provenance_of(r) for r in recs]
-    dates = sorted(p["date"] or "" for p in provs)
+    commits, dates = _commits_and_dates(recs)
     versions = sorted({", ".join(f"{k} {v}" for k, v in p["versions"].items()) for p in provs})
     html = _ENV.from_string(PAGE).render(
         title=f"{suite.name}: multigrid vs baseline, ours beside the paper's", suite=suite,
         scale_headline=headline, scale_detail=detail, devices=_devices(recs),
         datasets=sorted({str(((r.get("spec") or {}).get("data") or {}).get("name")) for r in recs}),
-        done=len(recs), total=len(suite.runs), commits=sorted({str(p["commit"]) for p in provs}),
+        done=len(recs), total=len(suite.runs), commits=commits,
         date_range=f"{dates[0]} to {dates[-1]}" if dates else "never", notes=notes, paper_tables=paper_tables,
         runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
         fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
@@ -392,7 +402,7 @@ def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
                    gpus: int | None = None) -> dict:
     """What reports/index.html lists about a suite's report."""
     scale, chosen, _ = select_records(suite, records, scale, gpus)
-    dates = sorted(provenance_of(r)["date"] or "" for r in chosen.values())
+    dates = _commits_and_dates(list(chosen.values()))[1]
     return {"suite": suite.name, "description": suite.description, "scale": scale, "done": len(chosen),
             "total": len(suite.runs), "newest": dates[-1] if dates else None}
 

@@ -175,7 +175,9 @@ def combine_seeds(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     first = records[0]
     seeds: dict[str, Any] = {"n": len(records), "seeds": [_seed(r) for r in records],
                              "gpus": [gpu_of(r) for r in records],
-                             "devices": sorted({device_of(r) for r in records})}
+                             "devices": sorted({device_of(r) for r in records}),
+                             "commits": sorted({str(provenance_of(r)["commit"]) for r in records}),
+                             "dates": sorted(provenance_of(r)["date"] or "" for r in records)}
     final, measured = dict(first.get("final") or {}), dict(first.get("measured") or {})
     for key in SEED_METRICS:
         values = [(r.get("final") or {}).get(key) for r in records]
