@@ -15,7 +15,7 @@ from harness.models import build_model
 from harness.models.inflate import load_resnet50_state
 from harness.results import run_id
 from harness.spec import ModelSpec
-from harness.suite import Scale, load_scale, load_suite, resolve_suite
+from harness.suite import Scale, load_scale, load_suite, resolve_suite, suite_scale
 
 TINY = ["--iterations", "3", "--batch", "4", "--size", "32", "--quiet"]
 
@@ -118,4 +118,6 @@ def test_reproduce_builds_the_stand_in_only_for_a_run_that_needs_it(tmp_path, mo
     assert built == [] and started == [None]
     rep.reproduce("kinetics_generalization", "smoke", [], only=["imagenet_baseline", "imagenet_multigrid"], **kwargs)
     assert built == ["imagenet_baseline"]
-    assert started[1:] == [rep.pretrained_path(load_scale("smoke"))] * 2
+    # Trained beside the suite's own data (its videos are as long as its longest clip).
+    assert started[1:] == [rep.pretrained_path(suite_scale(load_suite("kinetics_generalization"),
+                                                           load_scale("smoke")))] * 2
