@@ -5,7 +5,8 @@ block input at full resolution; the input is then max-pooled 1×2×2 and φ and 
 pooled input, so each costs a quarter of θ (the order of the reference implementation,
 PySlowFast's `Nonlocal`). The affinity θᵀφ is scaled by 1/√inner and softmax-normalised
 over the pooled positions (the reference configs' "softmax" instantiation). The output conv
-is followed by BN whose scale starts at zero, so the block starts as identity.
+is followed by BN whose scale starts at zero, so the block starts as identity. Feature maps under 2 pixels
+wide or high (small crops at multigrid's coarse shapes) are not pooled.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ class NonLocal(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[0]
         theta = self.theta(x).flatten(2)  # N × inner × THW
-        pooled = self.pool(x)  # pool first: φ and g then run on a quarter of the positions
+        # Pool first: φ and g then run on a quarter of the positions. A multigrid shape can shrink a feature map
+        # below 2 pixels (small crops at a coarse long-cycle shape), where the 2×2 pool has no window; there every
+        # position is kept, which is what pooling a 1-pixel side to itself would give.
+        pooled = self.pool(x) if min(x.shape[-2:]) >= 2 else x
         phi = self.phi(pooled).flatten(2)  # N × inner × THW/4
         g = self.g(pooled).flatten(2)
         affinity = torch.einsum("nct,ncp->ntp", theta, phi) * self.inner**-0.5

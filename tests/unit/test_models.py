@@ -36,6 +36,15 @@ def test_every_model_trains_at_two_shapes(name):
         assert not [m for m in model.modules() if type(m) is nn.BatchNorm3d]
 
 
+def test_every_model_trains_where_multigrid_shrinks_its_feature_maps_to_a_pixel():
+    """Small crops at a coarse long-cycle shape (smoke scale: 11 px) leave the last stages 1 pixel wide; the
+    non-local blocks' 2×2 pooling has no window there and keeps every position instead."""
+    for name in ("i3d_nl_r50", "i3d_r50", "slowfast_r50_8x8"):
+        model = _tiny(name).train()
+        t = max(get_entry(name).min_frames, 4)
+        model(torch.randn(2, 3, t, 11, 11)).sum().backward()
+
+
 def test_paper_models_are_registered():
     for name in ("slowfast_r50_4x16", "slowfast_r50_8x8", "slowfast_r50_16x8", "slowfast_r50_16f", "i3d_r50",
                  "i3d_nl_r50"):
