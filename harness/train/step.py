@@ -18,7 +18,9 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
   refuses cuda_graphs with several GPUs until the 2-GPU test has passed on GPUs; `harness scaling
   --step cuda_graphs` and that test use it directly.
 - ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
-  each at paper scale, which a multi-day run amortises and a proxy run does not).
+  each at paper scale, which a multi-day run amortises and a proxy run does not). Its caches (Inductor's
+  compiled graphs and kernels) live beside the harness's data rather than in a temporary folder, so a later run
+  or process at the same shapes loads them instead of compiling again (`compile_cache_dir`).
 
 ``auto`` picks ``cuda_graphs`` for one process on a GPU and ``eager`` otherwise.
 Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +43,7 @@ from torch import nn
 
 from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
+from harness.reproduce import data_home
 from harness.spec import STEP_MODES, SpecError
 from harness.train.distributed import DistInfo, agree
 
@@ -155,6 +159,13 @@ class GraphedStep(EagerStep):
         return graph, static_clips, static_labels, static_loss
 
 
+def compile_cache_dir() -> str:
+    """Where torch.compile keeps what it compiled: $TORCHINDUCTOR_CACHE_DIR if set, else `torch-compile/` in the
+    harness's data folder (set for this process, before the first compilation reads it), which every run on this
+    machine shares."""
+    return os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(data_home() / "torch-compile"))
+
+
 class CompiledStep(EagerStep):
     """Forward + backward through ``torch.compile`` (one specialisation per shape)."""
 
@@ -164,6 +175,7 @@ class CompiledStep(EagerStep):
                  device: torch.device, shapes: int = 8) -> None:
         import torch._dynamo
 
+        compile_cache_dir()
         # Every planned shape and BN layout is its own specialisation; Dynamo's default limit is 8.
         torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 2 * shapes + 4)
         super().__init__(torch.compile(net, dynamic=False), optimizer, loss_fn, bf16, device)

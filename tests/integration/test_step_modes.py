@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,17 @@ def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
         # training step counts as 3 forward passes.
         forward = 2 * 37.3 * (224 / 256) ** 2
         assert row["train_tflops"] == pytest.approx(3 * forward / row["ms_per_step"], rel=0.05)
+
+
+def test_compiled_steps_keep_their_compile_cache_beside_the_data(tmp_path, monkeypatch):
+    """torch.compile's caches outlive the run (a later run at the same shapes loads instead of compiling); a cache
+    folder the user chose stays theirs."""
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "data" / "torch-compile")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")
