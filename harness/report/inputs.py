@@ -71,10 +71,12 @@ def _world(record: Mapping[str, Any]) -> int:
 
 
 def record_setup(record: Mapping[str, Any]) -> str:
-    """How a record's run executed, beyond its scale: processes and step mode (timings differ between them)."""
+    """How a record's run executed, beyond its scale: processes, step mode and, where not the default, how
+    sub-batch BN computed its groups (timings differ between them)."""
     world = _world(record)
     step = str((record.get("step") or {}).get("mode") or "eager")
-    return f"{world} GPU{'s' if world > 1 else ''}, {step} steps"
+    impl = (((record.get("spec") or {}).get("train") or {}).get("sub_batch_bn")) or "auto"
+    return f"{world} GPU{'s' if world > 1 else ''}, {step} steps" + ("" if impl == "auto" else f", sub-batch BN {impl}")
 
 
 def _usable(suite: SuiteDef, records: Iterable[Mapping[str, Any]], notes: list[str]) -> list[Mapping[str, Any]]:

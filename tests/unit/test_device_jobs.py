@@ -1,9 +1,11 @@
-"""The GPU job lists of tools/device name runs that exist: a typo would leave a run untrained on a lent machine."""
+"""The GPU job lists of tools/device name runs that exist, with settings that compose: a typo would leave a run
+untrained on a lent machine."""
 
 from pathlib import Path
 
 import pytest
 
+from harness.config import compose
 from harness.suite import load_suite
 
 JOBS = sorted((Path(__file__).resolve().parents[2] / "tools" / "device").glob("*.jobs"))
@@ -13,7 +15,8 @@ JOBS = sorted((Path(__file__).resolve().parents[2] / "tools" / "device").glob("*
 def test_every_job_names_a_suite_variant_and_seed(jobs):
     lines = [line.split() for line in jobs.read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert lines
-    for suite, seed, variant in lines:
+    for suite, seed, variant, *overrides in lines:
         assert variant in {run.variant for run in load_suite(suite).runs}, (jobs.name, suite, variant)
         assert int(seed) >= 0
+        compose(overrides)  # raises SpecError naming a bad key or value
     assert len({tuple(line) for line in lines}) == len(lines), "a job listed twice"

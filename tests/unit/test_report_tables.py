@@ -215,6 +215,13 @@ def test_records_of_another_setup_are_not_mixed_in():
     assert "chosen with --gpus 2" in " ".join(notes)
     with pytest.raises(NoSuchSetup, match="no complete records run on 8 GPU"):
         select_records(SUITE, [one_gpu, two_gpus], gpus=8)
+    # Sub-batch BN through other kernels times differently too: its own setup, never another seed of the default.
+    triton = copy.deepcopy(make_record("multigrid", date="2026-01-04T00:00:00+00:00"))
+    triton["spec"]["train"]["sub_batch_bn"] = "triton"
+    _, chosen, notes = select_records(SUITE, [one_gpu, one_gpu_mg, triton])
+    assert chosen["multigrid"]["seeds"]["n"] == 1 and chosen["multigrid"]["spec"]["train"]["sub_batch_bn"] == "auto"
+    assert "1 record(s) run with 1 GPU, eager steps, sub-batch BN triton are compared in the setups table" in \
+        " ".join(notes)
 
 
 def test_setups_table_compares_each_run_across_setups():

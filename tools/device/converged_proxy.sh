@@ -26,14 +26,14 @@ profile() {  # the compute-only bound of every suite, on the last GPU before it 
 python3 -c "from harness.reproduce import prepare_synthetic; from harness.suite import load_scale; \
 print(prepare_synthetic(load_scale('proxy')))" 2>&1 | grep -v "it/s\]" | tail -2
 el data ready
-worker() {  # $1: GPU; takes the next unclaimed job line until none is left or time runs out
-  while read -r suite seed variant; do
+worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left
+  while read -r suite seed variant overrides; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
-    mkdir $res/claims/$suite-$seed-$variant 2>/dev/null || continue
+    mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
     [ "$(left $budget)" -lt 20 ] && break
     CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
-      --results $res --no-report --seeds $seed --only $variant < /dev/null >> $res/worker$1.log 2>&1
-    el "gpu $1: $suite $variant seed $seed exit $?"
+      --results $res --no-report --seeds $seed --only $variant $overrides < /dev/null >> $res/worker$1.log 2>&1
+    el "gpu $1: $suite $variant seed $seed $overrides exit $?"
   done < "$jobs"
 }
 for g in $(seq 0 $((ngpu - 2))); do worker $g & done
