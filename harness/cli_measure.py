@@ -58,8 +58,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                   f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
-    sub_batch = [] if args.sub_batch_bn == "auto" else [f"train.sub_batch_bn={args.sub_batch_bn}"]
-    spec = compose(scaled_overrides([*args.overrides, *sub_batch]))  # scale=NAME as `harness train` applies it
+    # scale=NAME as `harness train` applies it; the default sub-batch BN leaves the run id as it is
+    spec = compose(scaled_overrides([*args.overrides, f"train.sub_batch_bn={args.sub_batch_bn}"]))
     keys = set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(baseline_spec(spec))))
     if loader is not None:
         from harness.measure.loader_bound import require_rates

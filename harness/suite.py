@@ -96,7 +96,6 @@ class Scale:
 
         return Scale(self.name, {**self.settings, "synthetic": settings_for_dataset(self.synthetic, name)})
 
-
     def long_enough_for(self, datas: Iterable[DataSpec]) -> Scale:
         """This scale with synthetic videos at least as long as the longest clip that recipes with `datas` take at
         this scale, so that no run finds every video too short (Table 2b's 64-frame clips against the proxy's
@@ -104,16 +103,15 @@ class Scale:
         takes any length."""
         from harness.data.clip_dataset import DATASET_SAMPLING
 
-        synth, factor = self.synthetic, self.settings.get("frames_factor")
-        if not synth or "frames" not in synth or not factor:
+        synth = self.synthetic
+        if not synth or "frames" not in synth or not self.settings.get("frames_factor"):
             return self
         longest = 0
         for data in datas:
             if DATASET_SAMPLING.get(data.name, {}).get("segment"):
                 continue
-            frames = max(1, int(round(data.num_frames * factor)))
             rate = self.settings.get("sampling_rate") or data.sampling_rate
-            longest = max(longest, (frames - 1) * rate + 1)
+            longest = max(longest, (_scaled_frames(data, self.settings) - 1) * rate + 1)
         if longest <= synth["frames"]:
             return self
         return Scale(self.name, {**self.settings, "synthetic": {**synth, "frames": longest}})
@@ -203,13 +201,18 @@ def _fmt(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _scaled_frames(data: DataSpec, settings: Mapping[str, Any]) -> int:
+    """The frames of a recipe's clip at a scale with `frames_factor` in its settings."""
+    return max(1, int(round(data.num_frames * settings["frames_factor"])))
+
+
 def scale_overrides(spec: RunSpec, scale: Scale, data_root: str | None, cache: str | None) -> list[str]:
     """Overrides that turn the composed recipe `spec` into its `scale` version (none at paper scale)."""
     s = scale.settings
     if scale.name == "paper" or not s.get("frames_factor"):
         return []
     d, sol = spec.data, spec.solver
-    frames = max(1, int(round(d.num_frames * s["frames_factor"])))
+    frames = _scaled_frames(d, s)
     crop = max(8, int(round(d.crop_size * s["crop_factor"])))
     jitter = [max(crop, int(round(j * s["crop_factor"]))) for j in d.jitter]
     steps, max_epoch = _compressed_steps(sol.steps, sol.max_epoch, int(s["max_epoch"]))
@@ -284,9 +287,10 @@ class ResolvedRun:
 def suite_scale(suite: SuiteDef, scale: Scale) -> Scale:
     """`scale` with its synthetic data made for the dataset of `suite`'s recipes (Scale.for_dataset) when they all
     train on one; unchanged for a suite of several datasets (all its runs then share the Kinetics-like data)."""
-    names = {compose([f"recipe={run.recipe}", *run.overrides]).data.name for run in suite.runs}
+    datas = [compose([f"recipe={run.recipe}", *run.overrides]).data for run in suite.runs]
+    names = {data.name for data in datas}
     scaled = scale.for_dataset(names.pop()) if len(names) == 1 else scale
-    return scaled.long_enough_for([compose([f"recipe={run.recipe}", *run.overrides]).data for run in suite.runs])
+    return scaled.long_enough_for(datas)
 
 
 def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data_root: str | None = None,

@@ -153,8 +153,8 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
 
     dev = pick_device(device)
     suite = load_suite(suite_name)
-    overrides = [] if sub_batch_bn == "auto" else [f"train.sub_batch_bn={sub_batch_bn}"]
-    runs = [r for r in resolve_suite(suite, load_scale(scale_name), overrides, data_root="/nonexistent") if r.spec]
+    runs = [r for r in resolve_suite(suite, load_scale(scale_name), [f"train.sub_batch_bn={sub_batch_bn}"],
+                                     data_root="/nonexistent") if r.spec]
     plans = {r.run.variant: (build_plan(r.spec), build_plan(baseline_spec(r.spec))) for r in runs}
     by_model: dict[tuple, tuple[RunSpec, set[ShapeKey]]] = {}
     for r in runs:

@@ -235,8 +235,7 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         rows = _rows(x)
         # y is allocated in channels-last memory (its storage is `rows`' layout) rather than as a view of a
         # rows tensor: the network applies in-place ReLU to it, which autograd forbids on a custom op's views.
-        y = torch.empty(x.shape, device=x.device, dtype=x.dtype, memory_format=torch.channels_last_3d) \
-            if x.dim() == 5 else torch.empty_like(rows).movedim(-1, 1)
+        y = torch.empty(x.shape, device=x.device, dtype=x.dtype, memory_format=torch.channels_last_3d)
         part_mean = torch.empty(splits * progs, c, device=x.device, dtype=torch.float32)
         part_m2 = torch.empty_like(part_mean)
         k["stats"][(splits * progs, blocks)](rows, part_mean, part_m2, per_group, c, lay.rows_per_prog, progs,
