@@ -127,7 +127,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                                        warmup=args.warmup, repeats=args.repeats,
-                                                       progress=bar)).to_dict()
+                                                       kernels=args.kernels, progress=bar)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
@@ -139,7 +139,20 @@ def cmd_throughput(args: argparse.Namespace) -> int:
         print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {r['mode']:<16} {r['ms_per_step']:>8.1f} "
               f"{r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} {r['share_of_matmul']:>7.1%} "
               f"{r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
+    for r in record["rows"]:
+        if r.get("kernels"):
+            _print_kernels(r)
     return 0
+
+
+def _print_kernels(row: dict) -> None:
+    k = row["kernels"]
+    busy = f", busy {k['busy_share']:.0%} of the step" if k["busy_share"] is not None else ""
+    print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {row['mode']}: "
+          f"{k['device_ms_per_step']:.1f} ms of kernels per step{busy}")
+    print("  " + ", ".join(f"{group} {ms:.1f} ms" for group, ms in k["groups_ms"].items()))
+    for top in k["top"]:
+        print(f"  {top['ms_per_step']:7.2f} ms {top['share']:6.1%} {top['group']:<13} {top['name'][:90]}")
 
 
 def register_throughput(sub: argparse._SubParsersAction) -> None:
@@ -155,6 +168,9 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--kernels", type=int, default=0, metavar="N",
+                   help="also profile a few steps of each mode and keep its N largest kernels, time per kernel "
+                        "group and how busy the GPU is during the step: where the step's time goes")
     p.add_argument("--out", default=None, help="write the record (JSON) here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_throughput)
@@ -166,13 +182,16 @@ def cmd_scaling(args: argparse.Namespace) -> int:
     from harness.records import ScalingRecord
 
     measured = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
-                               step_mode=args.step)
+                               step_mode=args.step, per_gpu_batch=args.per_gpu_batch,
+                               sub_batch_bn=args.sub_batch_bn)
     if not measured.pop("is_main"):
         return 0
     record = ScalingRecord(**measured).to_dict()
     _save_or_print_json(record, args)
-    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}, "
-          f"{record['step']} steps")
+    per_gpu = record["fixed_per_gpu_batch"]
+    print(f"{record['device']} × {record['world_size']}, global batch {record['global_batch']}"
+          f"{f' ({per_gpu} clips per GPU at the base shape)' if per_gpu else ''}, {record['step']} steps, "
+          f"sub-batch BN {record['sub_batch_bn']}")
     print(f"{'t':>3} {'s':>4} {'per-GPU':>7} {'global':>6} {'split':>5} {'sync':>4} {'ms':>7} {'clips/s':>8}")
     for r in record["shapes"]:
         print(f"{r['t']:>3} {r['s']:>4} {r['per_gpu_batch']:>7} {r['global_batch']:>6} {r['bn_splits']:>5} "
@@ -195,6 +214,11 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--step", choices=("eager", "cuda_graphs"), default="eager",
                    help="the trainer's step mode to time (cuda_graphs: one graph per shape, DDP's and synchronised "
                         "BN's collectives captured too; needs CUDA)")
+    p.add_argument("--per-gpu-batch", type=int, default=None, metavar="N",
+                   help="hold N base-shape clips per GPU, the global batch growing with the processes (weak "
+                        "scaling, as the paper's recipes train); default: the scale's global batch, shared")
+    p.add_argument("--sub-batch-bn", default=None, metavar="IMPL",
+                   help="train.sub_batch_bn of the timed runs (auto, blocks, interleaved, fused, compiled, triton)")
     p.add_argument("--out", default=None)
     p.set_defaults(func=cmd_scaling)
 

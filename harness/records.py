@@ -134,6 +134,10 @@ class ScalingRecord(Record):
     repeats: int
     shapes: list[dict[str, Any]]
     predicted_s: dict[str, float]  # seconds of steps of each run and its baseline
+    # Base-shape clips per GPU held fixed across process counts (weak scaling, `--per-gpu-batch`); None: the
+    # global batch is held fixed. Both absent from records made before they were kept: None and auto.
+    fixed_per_gpu_batch: int | None = None
+    sub_batch_bn: str = "auto"
 
 
 @dataclass(kw_only=True)

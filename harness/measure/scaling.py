@@ -5,8 +5,10 @@ Run it once per process count at the same recipe and global batch, e.g.
     harness scaling --suite kinetics_ablation --scale proxy --out one.json
     torchrun --nproc_per_node=2 -m harness scaling --suite kinetics_ablation --scale proxy --out two.json
 
-Each process count re-plans the suite's multigrid and baseline runs for `num_gpus = world size` (the
-global batch is the scale's), so every shape runs at the per-GPU batch and BN layout (sub-batch
+Each process count re-plans the suite's multigrid and baseline runs for `num_gpus = world size`: by default
+at the scale's global batch (strong scaling: N GPUs share the batch of one), or with `per_gpu_batch` at that
+many base-shape clips per GPU, the global batch growing with the GPUs (weak scaling, as the paper's recipes
+train: 8 clips per GPU on 8 GPUs). Every shape runs at the per-GPU batch and BN layout (sub-batch
 splits, or BN synchronised across GPUs when a GPU holds fewer clips than the BN base size) that a
 real run at that size would use. Each timed step is the trainer's iteration (train_iteration, with the
 ranks' per-iteration agreement all-reduce) through DDP and the trainer's eager step (or, with
@@ -35,23 +37,34 @@ from harness.train.step import make_step, require_step_device, train_iteration
 Key = tuple[int, int, int, int, int]  # (t, s, per-GPU batch, BN splits, BN sync)
 
 
-def suite_specs(suite: str, scale: str, world: int, variants: list[str]) -> list[RunSpec]:
-    """The RunSpecs of a suite's `variants` at `scale`, planned for `world` GPUs (no data needed)."""
+def suite_specs(suite: str, scale: str, world: int, variants: list[str], per_gpu_batch: int | None = None,
+                sub_batch_bn: str | None = None) -> list[RunSpec]:
+    """The RunSpecs of a suite's `variants` at `scale`, planned for `world` GPUs (no data needed); with
+    `per_gpu_batch`, at that many base-shape clips per GPU."""
     from harness.suite import load_scale, load_suite, resolve_suite
 
-    runs = resolve_suite(load_suite(suite), load_scale(scale), [f"num_gpus={world}"], data_root="/nonexistent")
+    overrides = [f"num_gpus={world}"]
+    if per_gpu_batch is not None:
+        overrides.append(f"solver.batch_size={per_gpu_batch * world}")
+    if sub_batch_bn is not None:
+        overrides.append(f"train.sub_batch_bn={sub_batch_bn}")
+    runs = resolve_suite(load_suite(suite), load_scale(scale), overrides, data_root="/nonexistent")
     return [r.spec for r in runs if r.spec is not None and r.run.variant in variants]
 
 
 def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int = 5, repeats: int = 15,
-                    step_mode: str = "eager") -> dict:
-    """Time every planned shape; `step_mode` eager or cuda_graphs (a shape's capture falls in its warm-up)."""
+                    step_mode: str = "eager", per_gpu_batch: int | None = None,
+                    sub_batch_bn: str | None = None) -> dict:
+    """Time every planned shape; `step_mode` eager or cuda_graphs (a shape's capture falls in its warm-up);
+    `per_gpu_batch` for weak scaling (None: the scale's global batch); `sub_batch_bn` the runs' BN kernels."""
     if step_mode not in ("eager", "cuda_graphs"):
         raise SystemExit(f"harness scaling: --step must be eager or cuda_graphs, got {step_mode!r}")
+    if per_gpu_batch is not None and per_gpu_batch < 1:
+        raise SystemExit(f"harness scaling: --per-gpu-batch must be at least 1, got {per_gpu_batch}")
     info = init_distributed("auto")
     try:
         require_step_device(step_mode, info.device)
-        specs = suite_specs(suite, scale, info.world_size, variants)
+        specs = suite_specs(suite, scale, info.world_size, variants, per_gpu_batch, sub_batch_bn)
         if not specs:
             raise SystemExit(f"no runnable variants {variants} in suite {suite}")
         first = specs[0]
@@ -87,7 +100,8 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
             predicted[label] = sum(r["iterations"].get(label, 0) * r["median_ms"] / 1e3 for r in rows)
         device = torch.cuda.get_device_name(info.device) if on_gpu else "cpu"
         return {"suite": suite, "scale": scale, "world_size": info.world_size, "device": device,
-                "global_batch": first.solver.batch_size, "step": step_mode, "warmup": warmup, "repeats": repeats,
+                "global_batch": first.solver.batch_size, "fixed_per_gpu_batch": per_gpu_batch,
+                "sub_batch_bn": first.train.sub_batch_bn, "step": step_mode, "warmup": warmup, "repeats": repeats,
                 "shapes": rows,
                 "predicted_s": predicted,
                 "is_main": info.is_main}

@@ -11,7 +11,9 @@ For each recipe and per-GPU batch, on one device, with the same model and the sa
 
 Each row also gives the achieved TFLOP/s (training ≈ 3× the fvcore forward FLOPs) and its share
 of a large bf16 matrix product measured on the same device: how far the step is from the GPU's
-limit. Capture/compile time is reported apart from the steady-state step time.
+limit. Capture/compile time is reported apart from the steady-state step time. With `kernels`, each row also
+says where the step's time goes (harness.measure.kernels: the largest kernels, time per kernel group, and how
+busy the GPU is during the step).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile")
 # setup time of a multigrid proxy run. "eager_autotuned" keeps measuring it.
 AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False}
 DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
+KERNEL_STEPS = 3  # steps profiled per mode with --kernels (after the timed ones)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class ThroughputRow:
     train_tflops: float  # 3 × forward FLOPs / step time
     share_of_matmul: float  # train_tflops over the device's measured bf16 matmul rate
     peak_mem_gib: float
+    kernels: dict | None = None  # with --kernels: harness.measure.kernels.profile_kernels of this mode's steps
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -84,16 +88,22 @@ def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch
 
 
 def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor,
-              labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int) -> tuple[float, float]:
-    """(ms per step over `repeats` steps after `warmup`, setup seconds) of one mode."""
+              labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int,
+              kernels: int = 0) -> tuple[float, float, dict | None]:
+    """(ms per step over `repeats` steps after `warmup`, setup seconds, the `kernels` largest kernels of a few
+    more steps or None) of one mode."""
     device = clips.device
     if mode == "plain":
-        _plain_loop(model, optimizer, clips, labels, bf16, warmup)
+        def plain_steps(n: int) -> None:
+            _plain_loop(model, optimizer, clips, labels, bf16, n)
+
+        plain_steps(warmup)
         sync_device(device)
         start = time.perf_counter()
-        _plain_loop(model, optimizer, clips, labels, bf16, repeats)
+        plain_steps(repeats)
         sync_device(device)
-        return (time.perf_counter() - start) / repeats * 1e3, 0.0
+        ms = (time.perf_counter() - start) / repeats * 1e3
+        return ms, 0.0, _kernels(plain_steps, device, ms, kernels)
     runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
     lr = optimizer.param_groups[0]["lr"]  # set again every iteration, as the trainer sets its schedule's
@@ -105,12 +115,22 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
     trainer_steps(warmup)
     start = time.perf_counter()
     trainer_steps(repeats)
-    return (time.perf_counter() - start) / repeats * 1e3, runner.setup_s
+    ms = (time.perf_counter() - start) / repeats * 1e3
+    return ms, runner.setup_s, _kernels(trainer_steps, device, ms, kernels)
+
+
+def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None:
+    if top <= 0:
+        return None
+    from harness.measure.kernels import profile_kernels
+
+    return profile_kernels(run, KERNEL_STEPS, device, step_ms, top)
 
 
 def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
-                       warmup: int = 5, repeats: int = 20, progress=None) -> dict:
-    """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready."""
+                       warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None) -> dict:
+    """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready. `kernels` > 0: each row also
+    profiles a few steps and keeps that many of the largest kernels."""
     from harness.config import compose
 
     dev = pick_device(device)
@@ -138,14 +158,14 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                     torch.cuda.reset_peak_memory_stats(dev)
                 torch.backends.cudnn.benchmark = AUTOTUNED[mode]
                 try:
-                    ms, setup = time_mode(mode, model, optimizer, clips, labels, bf16, warmup=warmup,
-                                          repeats=repeats)
+                    ms, setup, where = time_mode(mode, model, optimizer, clips, labels, bf16, warmup=warmup,
+                                                 repeats=repeats, kernels=kernels)
                 except torch.OutOfMemoryError:
-                    ms, setup = float("nan"), float("nan")
+                    ms, setup, where = float("nan"), float("nan"), None
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak))
+                                          tflops, tflops / ceiling, peak, where))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

@@ -216,9 +216,19 @@ def _layout(row: Mapping[str, Any]) -> str:
 
 
 def scaling_tables(records: Sequence[Mapping[str, Any]]) -> list[Table]:
-    """One scaling table per step mode that has records on 1 and N GPUs."""
-    modes = sorted({str(r.get("step", "eager")) for r in records}, key=lambda m: (m != "eager", m))
-    tables = (scaling_table([r for r in records if r.get("step", "eager") == mode], mode) for mode in modes)
+    """One scaling table per step mode that has records on 1 and N GPUs at a fixed global batch, then one per
+    scale, step mode, clips per GPU and sub-batch BN of the weak-scaling records (`--per-gpu-batch`)."""
+    strong = [r for r in records if not r.get("fixed_per_gpu_batch")]
+    modes = sorted({str(r.get("step", "eager")) for r in strong}, key=lambda m: (m != "eager", m))
+    tables = [scaling_table([r for r in strong if r.get("step", "eager") == mode], mode) for mode in modes]
+    weak: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("fixed_per_gpu_batch"):
+            key = (str(r["scale"]), str(r.get("step", "eager")), int(r["fixed_per_gpu_batch"]),
+                   str(r.get("sub_batch_bn", "auto")))
+            weak.setdefault(key, []).append(r)
+    order = sorted(weak, key=lambda k: (k[0], k[1] != "eager", k[1], k[2], k[3] != "auto", k[3]))
+    tables.extend(weak_scaling_table(weak[key]) for key in order)
     return [t for t in tables if t is not None]
 
 
@@ -263,6 +273,52 @@ def scaling_table(records: Sequence[Mapping[str, Any]], step: str = "eager") -> 
     table_id, title = ("scaling", "") if step == "eager" else (f"scaling_{step}", f", {step} steps")
     return Table(table_id, f"Data-parallel scaling per planned shape (same global batch){title}", columns,
                  tuple(rows), tuple(notes))
+
+
+def weak_scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
+    """Step time of every planned shape at a fixed number of clips per GPU on 1 and N GPUs (`harness scaling
+    --per-gpu-batch` records of one scale, step mode and sub-batch BN): efficiency is the 1-GPU step time over
+    the N-GPU one, since N GPUs then train N times the clips."""
+    by_world = {int(r["world_size"]): r for r in records}
+    if 1 not in by_world or len(by_world) < 2:
+        return None
+    first = by_world[1]
+    def key(r: Mapping[str, Any]) -> tuple:
+        return r["t"], r["s"], r["per_gpu_batch"], r["bn_splits"], r["bn_sync"]
+
+    one = {key(r): r for r in first["shapes"]}
+    rows = []
+    for world in sorted(w for w in by_world if w > 1):
+        for r in by_world[world]["shapes"]:
+            base = one.get(key(r))
+            if base is not None:
+                rows.append({"gpus": world, "shape": f"{r['t']}×{r['s']}²", "layout": _layout(r),
+                             "one_ms": base["median_ms"], "n_ms": r["median_ms"],
+                             "clips_per_s": r["clips_per_s"], "speedup": world * base["median_ms"] / r["median_ms"],
+                             "efficiency": base["median_ms"] / r["median_ms"]})
+    columns = (Column("gpus", "GPUs", "int"), Column("shape", "t×s²"), Column("layout", "per GPU: batch, BN"),
+               Column("one_ms", "1 GPU: ms/step", "float"), Column("n_ms", "N GPUs: ms/step", "float"),
+               Column("clips_per_s", "N GPUs: clips/s", "float"), Column("speedup", "clips/s over 1 GPU", "ratio"),
+               Column("efficiency", "efficiency", "share"))
+    notes = []
+    for world in sorted(w for w in by_world if w > 1):
+        effs = [r["efficiency"] for r in rows if r["gpus"] == world]
+        if effs:
+            notes.append(f"{world} GPUs: efficiency {min(effs):.2f}–{max(effs):.2f} over {len(effs)} shapes "
+                         f"({world * min(effs):.2f}–{world * max(effs):.2f}× one GPU's clips/s).")
+    for world, r in sorted(by_world.items()):
+        prov = provenance_of(r)
+        notes.append(f"{world} GPU(s): {prov['hardware'].get('gpu', r.get('device', '?'))}, commit "
+                     f"{prov['commit'] or '?'}.")
+    step, scale, per_gpu = first.get("step", "eager"), first["scale"], first["fixed_per_gpu_batch"]
+    impl = first.get("sub_batch_bn", "auto")
+    notes.append(f"harness scaling --per-gpu-batch {per_gpu}: DDP {step} steps on random clips (no loader), "
+                 f"{per_gpu} clips per GPU at the base shape (the plan's batch at the other shapes), median over "
+                 f"{first.get('repeats', 15)} synchronised steps; sub-batch BN {impl}.")
+    suffix = "" if impl == "auto" else f"_{impl}"
+    return Table(f"scaling_{scale}_{step}_per_gpu{per_gpu}{suffix}",
+                 f"Data-parallel scaling at {scale} scale, {per_gpu} clips per GPU, {step} steps"
+                 f"{'' if impl == 'auto' else f', sub-batch BN {impl}'}", columns, tuple(rows), tuple(notes))
 
 
 def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
@@ -322,7 +378,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     bn_cost = sub_batch_bn_table(profiles)
     if bn_cost is not None:
         tables.append(bn_cost)
-    at_scale = [r for r in scaling if r.get("scale") == scale]  # the same scale as the runs shown
+    # Scaling at a fixed global batch is shown at the scale of the runs shown; at a fixed batch per GPU (the
+    # paper's way of adding GPUs) at any scale, like the step-time profiles.
+    at_scale = [r for r in scaling if r.get("scale") == scale or r.get("fixed_per_gpu_batch")]
     for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), *scaling_tables(at_scale)):
         if extra is not None:
             tables.append(extra)

@@ -175,6 +175,28 @@ def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
         assert row["train_tflops"] == pytest.approx(3 * forward / row["ms_per_step"], rel=0.05)
 
 
+def test_throughput_says_where_a_steps_time_goes():
+    from harness.measure.kernels import kernel_group
+    from harness.measure.throughput import measure_throughput
+
+    record = measure_throughput(("k400_i3d_r50",), (1,), ("eager",), device="cpu", warmup=0, repeats=1, kernels=4)
+    where = record["rows"][0]["kernels"]
+    assert len(where["top"]) == 4 and where["device_ms_per_step"] > 0
+    assert where["top"] == sorted(where["top"], key=lambda k: -k["ms_per_step"])
+    # I3D's step is its 3D convolutions, forward and backward.
+    assert max(where["groups_ms"], key=where["groups_ms"].get) == "convolution"
+    assert sum(where["groups_ms"].values()) == pytest.approx(where["device_ms_per_step"])
+    # GPU kernel names as cuDNN, cuBLAS and PyTorch call them.
+    names = {"sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc": "convolution",
+             "sm90_xmma_wgrad_implicit_gemm_indexed_wo_smem_bf16bf16": "convolution",
+             "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn": "matmul",
+             "void at::native::batch_norm_collect_statistics_channels_last_kernel<float>": "normalisation",
+             "void cudnn::engines_precompiled::nchwToNhwcKernel<float>": "copy",
+             "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>": "elementwise",
+             "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "communication", "void fancy_new_kernel<8>": "other"}
+    assert {name: kernel_group(name) for name in names} == names
+
+
 def test_compiled_steps_keep_their_compile_cache_beside_the_data(tmp_path, monkeypatch):
     """torch.compile's caches outlive the run (a later run at the same shapes loads instead of compiling); a cache
     folder the user chose stays theirs."""

@@ -194,6 +194,34 @@ def test_scaling_table_matches_each_shape_to_its_phase_on_one_gpu():
     assert "scaling" not in {t.id for t in tables}
 
 
+def test_weak_scaling_tables_compare_the_same_clips_per_gpu_and_keep_kernels_and_step_modes_apart():
+    def shape(t, per_gpu, splits, ms):
+        return {"t": t, "s": 224, "per_gpu_batch": per_gpu, "global_batch": per_gpu, "bn_splits": splits,
+                "bn_sync": 1, "median_ms": ms, "clips_per_s": per_gpu / ms * 1e3}
+
+    def record(world, step="eager", impl="auto", slow=1.0):
+        shapes = [shape(32, 8, 1, 70.0 * slow), shape(16, 32, 2, 90.0 * slow)]
+        for r in shapes:
+            r["global_batch"] *= world
+            r["clips_per_s"] *= world
+        return {"world_size": world, "scale": "paper", "step": step, "fixed_per_gpu_batch": 8,
+                "sub_batch_bn": impl, "shapes": shapes, "predicted_s": {}}
+
+    runs = [record(1), record(2, slow=1.25), record(4, slow=1.0 / 0.9), record(1, "cuda_graphs"),
+            record(4, "cuda_graphs", slow=2.0), record(1, impl="triton")]
+    tables = scaling_tables(runs)
+    # The triton records have one process count only: no table; eager and graphed steps each get one.
+    assert [t.id for t in tables] == ["scaling_paper_eager_per_gpu8", "scaling_paper_cuda_graphs_per_gpu8"]
+    eager = {(r["gpus"], r["shape"]): (round(r["efficiency"], 3), round(r["speedup"], 2)) for r in tables[0].rows}
+    assert eager == {(2, "32×224²"): (0.8, 1.6), (2, "16×224²"): (0.8, 1.6),
+                     (4, "32×224²"): (0.9, 3.6), (4, "16×224²"): (0.9, 3.6)}
+    assert tables[0].notes[0].startswith("2 GPUs: efficiency 0.80–0.80")
+    assert {r["efficiency"] for r in tables[1].rows} == {0.5}
+    # Unlike a fixed global batch, weak scaling at paper scale is shown beside a proxy suite's runs.
+    _, shown = build_report(load_suite_def("kinetics_ablation"), [], PAPER, scaling=runs)
+    assert "scaling_paper_eager_per_gpu8" in {t.id for t in shown}
+
+
 def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_eager():
     def row(recipe, mode, ms, setup=0.0):
         return {"recipe": recipe, "model": recipe, "t": 32, "s": 224, "batch": 8, "mode": mode, "ms_per_step": ms,
