@@ -121,10 +121,13 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from harness.data.clip_dataset import VideoClipDataset
     from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
     from harness.records import DataBenchRecord
     from harness.schedule import build_plan
+    from harness.schedule.trained import planned_loader_shapes
 
     spec = _compose(args.overrides)
     consumer = None
@@ -159,19 +162,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         nvdec = NvdecDecoder("cuda")
         check_codec(nvdec, dataset)
-    try:
-        fields = bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached, prepared=prepared,
-                              consumer=consumer, preset=synthetic_preset(spec.data.root), nvdec=nvdec)
-    finally:
-        if nvdec is not None:
-            nvdec.close()
-    record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.partial")
-        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(out)
+    def save(fields: dict) -> dict:
+        """The record of the shapes measured so far, written to --out (atomically)."""
+        record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
+        if args.out:
+            out = Path(args.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_name(f".{out.name}.partial")
+            tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            tmp.replace(out)
+        return record
+
+    def measured_one(fields: dict) -> None:  # after every shape: a bench cut off keeps what it measured
+        save(fields)
+        bar.update(1)
+
+    with tqdm(total=len(planned_loader_shapes(plan)), desc="benchmarking the loader", unit="shape",
+              disable=args.json) as bar:
+        try:
+            record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
+                                       prepared=prepared, consumer=consumer, preset=synthetic_preset(spec.data.root),
+                                       nvdec=nvdec, on_shape=measured_one))
+        finally:
+            if nvdec is not None:
+                nvdec.close()
     print(json.dumps(record, indent=2) if args.json else format_bench(record))
     return 0
 

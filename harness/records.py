@@ -155,6 +155,8 @@ class DataBenchRecord(Record):
     paths: list[dict[str, Any]]  # every loader path measured, summed up
     shapes: list[dict[str, Any]]
     prepared: str | None = None  # the `harness data prepare` copy measured beside the source, if any
+    # Shapes the plan trains: more than len(shapes) where the bench was cut off (None in records made before).
+    planned_shapes: int | None = None
 
 
 @dataclass(kw_only=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +184,7 @@ def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None,
-                 nvdec: Any = None) -> dict[str, Any]:
+                 nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
     loader clips/s (by worker count).
 
@@ -194,17 +195,30 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `nvdec_prepared_loader_clips_per_s`): workers plan, NVDEC decodes and resamples on the GPU.
     `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
     `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
+    `on_shape`: called with the fields measured so far after each shape (`planned_shapes` says how many there
+    are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first.
     """
-    rows = []
+    shapes = planned_loader_shapes(plan)
+    rows: list[dict[str, Any]] = []
     # One intra-op thread, as in DataLoader workers: the in-process columns are then per-process rates, and
     # they do not collapse when other processes hold the cores (OpenMP threads spin on a busy machine).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for shape in planned_loader_shapes(plan):
+        for shape in reversed(shapes):
             rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec))
+            if on_shape is not None:
+                on_shape(_fields(plan, dataset, rows, len(shapes), cached, prepared, consumer, preset))
     finally:
         torch.set_num_threads(threads)
+    return _fields(plan, dataset, rows, len(shapes), cached, prepared, consumer, preset)
+
+
+def _fields(plan: Plan, dataset: VideoClipDataset, measured: list[dict[str, Any]], planned: int,
+            cached: VideoClipDataset | None, prepared: VideoClipDataset | None, consumer: dict[str, Any] | None,
+            preset: str | None) -> dict[str, Any]:
+    """The record's fields from the shapes `measured` so far (listed cheapest first, as the plan's shapes)."""
+    rows = sorted((dict(r) for r in measured), key=lambda e: (e["t"] * e["s"] ** 2, e["t"]))
     cache = None
     if cached is not None and cached.cache is not None:
         cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
@@ -223,7 +237,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     return {"preset": preset, "dataset": {
         "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
         "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache,
-        "paths": loader_paths(rows, ratios), "shapes": rows}
+        "paths": loader_paths(rows, ratios), "shapes": rows, "planned_shapes": planned}
 
 
 def synthetic_preset(root: str | Path | None) -> str | None:
@@ -247,7 +261,9 @@ def format_bench(record: dict[str, Any]) -> str:
     if cached:
         head += f" {'cache':>9} " + " ".join(f"{'c w=' + w:>9}" for w in workers)
     cores = provenance_of(record)["hardware"].get("cpu_count", "?")
-    lines = [f"loader clips/s on {cores} cores ({record['dataset']['videos']} videos)"
+    planned = record.get("planned_shapes") or len(record["shapes"])
+    cut = f", {len(record['shapes'])} of {planned} shapes (cut off)" if planned > len(record["shapes"]) else ""
+    lines = [f"loader clips/s on {cores} cores ({record['dataset']['videos']} videos{cut})"
              + (f"; cache {record['cache']['folder']}" if cached else ""), head]
     for r in record["shapes"]:
         line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "

@@ -148,7 +148,32 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
     shapes = {(r["t"], r["s"]) for r in record["shapes"]}
     assert (8, 32) in shapes and (2, 16) in shapes
     assert all(r["decode_clips_per_s"] > 0 and r["loader_clips_per_s"]["0"] > 0 for r in record["shapes"])
+    assert record["planned_shapes"] == len(record["shapes"])
     assert "clips/s" in capsys.readouterr().out
+
+
+def test_a_bench_cut_off_keeps_the_shapes_it_measured_baseline_first(synth, tmp_path, monkeypatch):
+    import harness.measure.data_bench as data_bench
+
+    measure, calls = data_bench._bench_shape, []
+
+    def cut_off_at_the_second_shape(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the call's time limit, or Ctrl-C
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(data_bench, "_bench_shape", cut_off_at_the_second_shape)
+    out = tmp_path / "bench.json"
+    with pytest.raises(KeyboardInterrupt):
+        harness("data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
+                f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
+                "data.num_classes=4", "data.train_videos=8")
+    record = json.loads(out.read_text())
+    DataBenchRecord(**{k: v for k, v in record.items() if k not in ("record_version", "kind", "provenance")})
+    assert [(r["t"], r["s"]) for r in record["shapes"]] == [(8, 32)]  # the baseline's shape comes first
+    assert record["planned_shapes"] > 1 and [p["name"] for p in record["paths"]] == ["pyav"]
+    assert not list(tmp_path.glob(".*partial"))
 
 
 def test_label_noise_shows_other_classes_and_leaves_the_rest_unchanged(synth, tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 import av
 
 from harness.data.decode import read_clip
+from harness.provenance import provenance
 
 SECONDS = 8.0
 FRAMES, STRIDE, FPS = 32, 2, 30.0
@@ -96,6 +97,7 @@ def main() -> None:
         result["stages"][stage] = [{"processes": n, "clips_per_s": r, "speedup": r / rates[counts[0]]}
                                    for n, r in rates.items()]
         print(stage, "  ".join(f"{n}: {r:.1f}/s" for n, r in rates.items()), flush=True)
+    result["provenance"] = provenance()  # the host's hardware, the versions and the commit it ran at
     out_path.write_text(json.dumps(result, indent=1))
 
 
