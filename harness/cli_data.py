@@ -124,6 +124,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.data.clip_dataset import VideoClipDataset
+    from harness.io import write_json_atomic
     from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
     from harness.records import DataBenchRecord
     from harness.schedule import build_plan
@@ -166,11 +167,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         """The record of the shapes measured so far, written to --out (atomically)."""
         record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
         if args.out:
-            out = Path(args.out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_name(f".{out.name}.partial")
-            tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-            tmp.replace(out)
+            write_json_atomic(Path(args.out), record)
         return record
 
     def measured_one(fields: dict) -> None:  # after every shape: a bench cut off keeps what it measured

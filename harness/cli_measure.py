@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from harness.spec import SUB_BATCH_BN
 
@@ -11,8 +12,6 @@ from harness.spec import SUB_BATCH_BN
 def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
     """Write `record` to --out if given; with --json print it and return True (the caller then prints no table)."""
     if args.out:
-        from pathlib import Path
-
         from harness.io import write_json_atomic
 
         write_json_atomic(Path(args.out), record)
@@ -123,11 +122,18 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from harness.measure.throughput import measure_throughput
     from harness.records import ThroughputRecord
 
+    def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows
+        if args.out:
+            from harness.io import write_json_atomic
+
+            write_json_atomic(Path(args.out), ThroughputRecord(**fields).to_dict())
+
     total = len(args.recipes) * len(args.batches) * len(args.modes)  # (GPU-only modes are skipped on a CPU)
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                                        warmup=args.warmup, repeats=args.repeats,
-                                                       kernels=args.kernels, progress=bar)).to_dict()
+                                                       kernels=args.kernels, progress=bar,
+                                                       on_row=save_so_far)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")

@@ -62,6 +62,7 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
     if per_gpu_batch is not None and per_gpu_batch < 1:
         raise SystemExit(f"harness scaling: --per-gpu-batch must be at least 1, got {per_gpu_batch}")
     info = init_distributed("auto")
+    step = None
     try:
         require_step_device(step_mode, info.device)
         specs = suite_specs(suite, scale, info.world_size, variants, per_gpu_batch, sub_batch_bn)
@@ -106,4 +107,6 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
                 "predicted_s": predicted,
                 "is_main": info.is_main}
     finally:
+        if step is not None:
+            step.release()  # before the process group: NCCL waits for graphs that captured its collectives
         cleanup(info)

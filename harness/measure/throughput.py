@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -128,9 +129,11 @@ def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None
 
 
 def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
-                       warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None) -> dict:
+                       warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None,
+                       on_row: Callable[[dict], None] | None = None) -> dict:
     """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready. `kernels` > 0: each row also
-    profiles a few steps and keeps that many of the largest kernels."""
+    profiles a few steps and keeps that many of the largest kernels. `on_row` gets the record so far after
+    every row (a measurement cut off keeps its rows)."""
     from harness.config import compose
 
     dev = pick_device(device)
@@ -139,7 +142,16 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     skipped = [] if on_gpu else [m for m in modes if m == "cuda_graphs"]  # CUDA graphs need a GPU
     modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)
-    rows = []
+    rows: list[ThroughputRow] = []
+
+    def record() -> dict:
+        return {"device": torch.cuda.get_device_name(dev) if on_gpu else "cpu", "matmul_tflops": ceiling,
+                "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats, "skipped": skipped,
+                "rows": [r.to_dict() for r in rows],
+                "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's "
+                         "iteration (train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
+                         "capture/compile, not in ms"}
+
     for recipe in recipes:
         spec = compose([f"recipe={recipe}"])
         t, s = spec.data.num_frames, spec.data.crop_size
@@ -171,11 +183,8 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                 del optimizer
                 if progress is not None:
                     progress.update(1)
+                if on_row is not None:
+                    on_row(record())
         del model
     torch.backends.cudnn.benchmark = False
-    return {"device": torch.cuda.get_device_name(dev) if on_gpu else "cpu", "matmul_tflops": ceiling,
-            "precision": "bf16" if bf16 else "fp32", "warmup": warmup, "repeats": repeats, "skipped": skipped,
-            "rows": [r.to_dict() for r in rows],
-            "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's iteration "
-                     "(train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
-                     "capture/compile, not in ms"}
+    return record()

@@ -269,6 +269,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
             data_start = time.perf_counter()
     finally:
         bar.close()
+        step.release()  # graphs holding NCCL collectives must be gone before the process group (also on errors)
         if nvdec is not None:
             nvdec.close()
     if spec.train.precise_bn:

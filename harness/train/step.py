@@ -67,6 +67,11 @@ class EagerStep:
         """How many shapes got their own graph or compilation."""
         return 0
 
+    def release(self) -> None:
+        """Free what the step keeps on the device for later steps (its graphs). Call it before the process group
+        is destroyed: NCCL (2.26 and later) waits for every graph that captured its collectives to be gone before
+        it destroys its communicator, so a graph still alive then hangs the process at exit."""
+
     def _autocast(self, cache_enabled: bool = True):
         if not self.bf16:
             return contextlib.nullcontext()
@@ -126,6 +131,12 @@ class GraphedStep(EagerStep):
     @property
     def specialisations(self) -> int:
         return len(self.graphs)
+
+    def release(self) -> None:
+        torch.cuda.synchronize(self.device)
+        for graph, *_ in self.graphs.values():
+            graph.reset()
+        self.graphs.clear()
 
     def _capture(self, clips: torch.Tensor, labels: torch.Tensor):
         torch.cuda.synchronize(self.device)

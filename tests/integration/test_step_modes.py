@@ -80,6 +80,7 @@ def _ddp_worker(rank: int, mode: str, init_file: str, out_dir: str) -> None:
 
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    runner = None
     try:
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         device = torch.device("cuda", rank)
@@ -103,6 +104,8 @@ def _ddp_worker(rank: int, mode: str, init_file: str, out_dir: str) -> None:
         state = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
         torch.save({"losses": losses, "state": state, "graphs": runner.specialisations}, f"{out_dir}/{mode}{rank}.pt")
     finally:
+        if runner is not None:
+            runner.release()  # as the trainer does: NCCL destroys its communicator only once its graphs are gone
         dist.destroy_process_group()
 
 

@@ -50,7 +50,8 @@ def test_the_default_block_is_this_machine_s_provenance():
 THROUGHPUT = {"device": "cpu", "matmul_tflops": 1.0, "precision": "fp32", "warmup": 1, "repeats": 2, "skipped": [],
               "rows": [], "notes": "n"}
 SCALING = {"suite": "smoke", "scale": "smoke", "world_size": 1, "device": "cpu", "global_batch": 2, "step": "eager",
-           "warmup": 1, "repeats": 2, "shapes": [], "predicted_s": {}}
+           "warmup": 1, "repeats": 2, "shapes": [], "predicted_s": {}, "fixed_per_gpu_batch": 8,
+           "sub_batch_bn": "triton"}
 PROFILE = {"suite": "smoke", "scale": "smoke", "device": "cpu", "step": "eager", "runs": [], "shapes": [],
            "assumptions": "a"}
 
