@@ -338,10 +338,6 @@ def validate(spec: RunSpec) -> RunSpec:
                  + did_you_mean(value, choices))
     _require(t.step in STEP_MODES, f"'train.step' must be one of {STEP_MODES}, got '{t.step}'."
              + did_you_mean(t.step, STEP_MODES))
-    _require(t.step != "cuda_graphs" or spec.num_gpus == 1,
-             f"'train.step=cuda_graphs' runs in one process only for now (graphs that capture DDP's all-reduce "
-             f"and synchronised BN exist, `harness scaling --step cuda_graphs`, but have not been verified on GPUs), "
-             f"but num_gpus={spec.num_gpus}. Use train.step=eager or compile for several GPUs.")
     _require(t.sub_batch_bn in SUB_BATCH_BN, f"'train.sub_batch_bn' must be one of {SUB_BATCH_BN}, got "
              f"'{t.sub_batch_bn}'." + did_you_mean(t.sub_batch_bn, SUB_BATCH_BN))
     _require(t.sub_batch_bn not in SUB_BATCH_BN_CUDA_ONLY or t.device != "cpu",

@@ -152,7 +152,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
     # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}
-    step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda", info.world_size)
+    step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda")
     require_step_device(step_mode, info.device)
     plan = build_plan(spec)
     require_planned_frames(plan)

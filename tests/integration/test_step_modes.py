@@ -13,7 +13,7 @@ from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.results import run_id
 from harness.spec import ModelSpec, RunSpec, SpecError, TrainSpec, spec_from_dict
 from harness.train.loop import train
-from harness.train.step import make_step
+from harness.train.step import make_step, resolve_step_mode
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -123,14 +123,17 @@ def test_cuda_graphs_under_ddp_train_like_eager_ddp(tmp_path):
         eager, graphed = (torch.load(tmp_path / f"{mode}{rank}.pt") for mode in ("eager", "cuda_graphs"))
         assert graphed["graphs"] == len(set(DDP_SHAPES))
         assert graphed["losses"] == pytest.approx(eager["losses"], rel=1e-3)
+        # The captured all-reduce may sum in another order than the eager one: a BN bias that has barely moved
+        # (~1e-7, a gradient summed from terms that cancel) then differs by more than 1e-3 of itself, so each
+        # tensor is compared within 1e-3 of its size plus 1e-6 (the weights move by ~1e-3 in these steps).
         for key, value in eager["state"].items():
-            if value.dtype.is_floating_point and value.norm() > 0:
-                assert _relative(graphed["state"][key], value) < 1e-3, (rank, key)
+            if value.dtype.is_floating_point:
+                assert (graphed["state"][key] - value).norm() <= 1e-3 * value.norm() + 1e-6, (rank, key)
 
 
 def test_cuda_graphs_are_refused_where_they_cannot_run():
-    with pytest.raises(SpecError, match="one process only"):
-        RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()
+    RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()  # several GPUs: graphed DDP
+    assert [resolve_step_mode("auto", on_gpu) for on_gpu in (True, False)] == ["cuda_graphs", "eager"]
     with pytest.raises(SpecError, match="needs a CUDA GPU"):
         RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs", device="cpu")).replace()
     with pytest.raises(SpecError, match="Did you mean 'cuda_graphs'"):
