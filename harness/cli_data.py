@@ -179,7 +179,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         try:
             record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
                                        prepared=prepared, consumer=consumer, preset=synthetic_preset(spec.data.root),
-                                       nvdec=nvdec, on_shape=measured_one))
+                                       nvdec=nvdec, on_shape=measured_one,
+                                       log=None if args.json else tqdm.write))
         finally:
             if nvdec is not None:
                 nvdec.close()

@@ -90,6 +90,11 @@ class _Passes:
         return len(self._current())
 
 
+# A DataLoader worker that delivers no batch for this long counts as hung: its path is recorded without a rate
+# (and the error) instead of stalling the whole bench.
+WORKER_TIMEOUT_S = 120
+
+
 def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
                  nvdec: Any = None) -> float:
     """Clips/s of the whole loader with `workers` processes, timed over a second pass after a warm-up pass.
@@ -104,7 +109,8 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     sampler = _Passes(batches[:max(1, workers)], batches)
     loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=sampler, num_workers=workers,
                                          collate_fn=collate_plans if nvdec else collate_clips,
-                                         persistent_workers=workers > 0)
+                                         persistent_workers=workers > 0,
+                                         timeout=WORKER_TIMEOUT_S if workers > 0 else 0)
     sync = nvdec is not None and nvdec.device.type == "cuda"
     for _ in nvdec.batches(loader, ds) if nvdec else loader:
         pass
@@ -122,25 +128,40 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
                  cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None,
-                 nvdec: Any = None) -> dict[str, Any]:
+                 nvdec: Any = None, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache and the prepared
-    copy, if given)."""
+    copy, if given). `log` gets a line per loader path and worker count as it is measured."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
     decode, frames = _decode_rate(dataset, reqs)
     batch = max(1, min(shape["per_gpu_batch"], clips // 4))  # several batches, so workers overlap
     row = {**shape, "clips": clips, "loader_batch": batch, "decode_clips_per_s": decode,
-           "resample_clips_per_s": _resample_rate(frames, reqs),
-           "loader_clips_per_s": {str(w): _loader_rate(dataset, reqs, batch, w) for w in workers}}
+           "resample_clips_per_s": _resample_rate(frames, reqs)}
+
+    def measure(column: str, ds: VideoClipDataset, decoder: Any = None) -> None:
+        rates: dict[str, float | None] = {}
+        for w in workers:
+            start = time.perf_counter()
+            try:
+                rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder)
+            except RuntimeError as err:  # a worker timed out (or died): no rate for this path, the bench goes on
+                rates[str(w)] = None
+                row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
+            if log is not None:
+                rate = rates[str(w)]
+                log(f"{shape['t']}x{shape['s']} {column.removesuffix('_clips_per_s')} w={w}: "
+                    f"{'failed' if rate is None else f'{rate:.1f} clips/s'} ({time.perf_counter() - start:.0f} s)")
+        row[column] = rates
+
+    measure("loader_clips_per_s", dataset)
     if cached is not None:
         row["cache_read_clips_per_s"] = _cache_read_rate(cached, reqs)
-        row["cache_loader_clips_per_s"] = {str(w): _loader_rate(cached, reqs, batch, w) for w in workers}
+        measure("cache_loader_clips_per_s", cached)
     if prepared is not None:
-        row["prepared_loader_clips_per_s"] = {str(w): _loader_rate(prepared, reqs, batch, w) for w in workers}
+        measure("prepared_loader_clips_per_s", prepared)
     if nvdec is not None:
-        row["nvdec_loader_clips_per_s"] = {str(w): _loader_rate(dataset, reqs, batch, w, nvdec) for w in workers}
+        measure("nvdec_loader_clips_per_s", dataset, nvdec)
         if prepared is not None:
-            row["nvdec_prepared_loader_clips_per_s"] = {str(w): _loader_rate(prepared, reqs, batch, w, nvdec)
-                                                        for w in workers}
+            measure("nvdec_prepared_loader_clips_per_s", prepared, nvdec)
     return row
 
 
@@ -163,8 +184,10 @@ def loader_paths(rows: list[dict[str, Any]], storage_ratio: dict[str, float | No
             continue
         shapes = []
         for r in rows:
-            workers, rate = max(r[column].items(), key=lambda item: item[1])
-            shapes.append({"t": r["t"], "s": r["s"], "clips_per_s": rate, "workers": int(workers)})
+            measured = [(w, rate) for w, rate in r[column].items() if rate is not None]
+            workers, rate = max(measured, key=lambda item: item[1]) if measured else (None, None)
+            shapes.append({"t": r["t"], "s": r["s"], "clips_per_s": rate,
+                           "workers": None if workers is None else int(workers)})
         paths.append({"name": name, "storage_ratio": storage_ratio.get(name), "shapes": shapes})
     return paths
 
@@ -184,7 +207,8 @@ def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None,
-                 nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                 nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None,
+                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
     loader clips/s (by worker count).
 
@@ -197,6 +221,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
     `on_shape`: called with the fields measured so far after each shape (`planned_shapes` says how many there
     are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first.
+    `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
     """
     shapes = planned_loader_shapes(plan)
     rows: list[dict[str, Any]] = []
@@ -206,7 +231,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     torch.set_num_threads(1)
     try:
         for shape in reversed(shapes):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec, log))
             if on_shape is not None:
                 on_shape(_fields(plan, dataset, rows, len(shapes), cached, prepared, consumer, preset))
     finally:
@@ -252,6 +277,10 @@ def synthetic_preset(root: str | Path | None) -> str | None:
                  if list(cfg.size) == made.get("size") and cfg.frames == made.get("frames")), None)
 
 
+def _rate(clips_per_s: float | None) -> str:
+    return "failed" if clips_per_s is None else f"{clips_per_s:.1f}"
+
+
 def format_bench(record: dict[str, Any]) -> str:
     """A table of a benchmark record (with the cache's columns, `cache` and `c w=N`, when it measured one)."""
     workers = list(record["shapes"][0]["loader_clips_per_s"]) if record["shapes"] else []
@@ -268,10 +297,10 @@ def format_bench(record: dict[str, Any]) -> str:
     for r in record["shapes"]:
         line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
                 f"{r['resample_clips_per_s']:>9.1f} "
-                + " ".join(f"{r['loader_clips_per_s'][w]:>9.1f}" for w in workers))
+                + " ".join(f"{_rate(r['loader_clips_per_s'][w]):>9}" for w in workers))
         if cached:
             line += f" {r['cache_read_clips_per_s']:>9.1f} " + " ".join(
-                f"{r['cache_loader_clips_per_s'][w]:>9.1f}" for w in workers)
+                f"{_rate(r['cache_loader_clips_per_s'][w]):>9}" for w in workers)
         lines.append(line)
     shapes = [f"{r['t']}x{r['s']}" for r in record["shapes"]]
     if record.get("paths"):
@@ -279,7 +308,10 @@ def format_bench(record: dict[str, Any]) -> str:
     for path in record.get("paths", []):
         ratio = path["storage_ratio"]
         lines.append(f"  {path['name']:<14} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
-                     + ", ".join(f"{p['clips_per_s']:.1f}" for p in path["shapes"]))
+                     + ", ".join(_rate(p["clips_per_s"]) for p in path["shapes"]))
+    for r in record["shapes"]:
+        for name, error in r.get("errors", {}).items():
+            lines.append(f"  {r['t']}x{r['s']} {name}: {error}")
     if any(r.get("consumer_clips_per_s") for r in record["shapes"]):
         lines.append("  the trainer consumes: " + ", ".join(
             "?" if r.get("consumer_clips_per_s") is None else f"{r['consumer_clips_per_s']:.1f}"

@@ -14,8 +14,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 # Kernel name patterns per group, first match wins: cuDNN/CUTLASS convolution kernels name their pass
 # (fprop/dgrad/wgrad) or "conv"; matrix products are gemm/cublas kernels; the rest by what they do.
 GROUPS = (
@@ -33,8 +31,17 @@ def kernel_group(name: str) -> str:
     return next((group for group, pattern in GROUPS if pattern.search(name)), "other")
 
 
-def _device_events(prof: torch.profiler.profile, on_gpu: bool) -> list[tuple[str, float]]:
+def short_name(name: str, width: int = 70) -> str:
+    """A kernel's name without its return type and namespaces, cut to `width` characters (for tables)."""
+    for noise in ("void ", "at::native::", "(anonymous namespace)::", "cudnn::", "at::"):
+        name = name.replace(noise, "")
+    return name if len(name) <= width else name[:width - 1] + "…"
+
+
+def _device_events(prof: Any, on_gpu: bool) -> list[tuple[str, float]]:
     """(name, self time in µs) of every kernel (GPU) or operator (CPU) the profiler saw."""
+    import torch
+
     out = []
     for event in prof.key_averages():
         if on_gpu:
@@ -50,9 +57,12 @@ def _device_events(prof: torch.profiler.profile, on_gpu: bool) -> list[tuple[str
     return out
 
 
-def profile_kernels(run: Callable[[int], None], steps: int, device: torch.device, step_ms: float,
+def profile_kernels(run: Callable[[int], None], steps: int, device: Any, step_ms: float,
                     top: int = 10) -> dict[str, Any]:
-    """Profile `run(steps)`; per step: device ms, busy share of `step_ms`, top kernels and group totals."""
+    """Profile `run(steps)` on torch.device `device`; per step: device ms, busy share of `step_ms`, top kernels
+    and group totals. (torch is imported here, so reports can use `short_name` without it.)"""
+    import torch
+
     on_gpu = device.type == "cuda"
     activities = [torch.profiler.ProfilerActivity.CPU]
     if on_gpu:

@@ -351,6 +351,43 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
                  tuple(rows), tuple(notes))
 
 
+KERNEL_GROUPS = ("convolution", "normalisation", "elementwise", "copy", "matmul", "communication", "other")
+
+
+def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
+    """Where a training step's time goes (`harness throughput --kernels` rows of the suite's recipes): kernel time
+    per step, how busy the GPU is during the step, time per kernel group and the largest kernel."""
+    from harness.measure.kernels import short_name
+
+    rows, notes = [], []
+    for record in records:
+        mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes and r.get("kernels")]
+        if not mine:
+            continue
+        prov = provenance_of(record)
+        device = prov["hardware"].get("gpu") or record.get("device", "?")
+        for r in mine:
+            k = r["kernels"]
+            top = k["top"][0] if k["top"] else None
+            rows.append({"device": device, "model": r["model"], "batch": r["batch"], "mode": r["mode"],
+                         "ms": r["ms_per_step"], "kernel_ms": k["device_ms_per_step"], "busy": k["busy_share"],
+                         **{group: k["groups_ms"].get(group) for group in KERNEL_GROUPS},
+                         "largest": f"{short_name(top['name'])} ({top['share']:.0%})" if top else ""})
+        notes.append(f"{device}: commit {prov['commit'] or '?'}; {len(mine)} of the record's rows were profiled.")
+    if not rows:
+        return None
+    notes.append("harness throughput --kernels: a few steps of each mode under torch.profiler after the timed ones; "
+                 "busy = kernel time over the step's wall time (near 100%: the kernels bound the step, so fewer "
+                 "launches (CUDA graphs, compiling) cannot make it much faster; well below: the host launching "
+                 "them does). Groups by kernel name (harness/measure/kernels.py), in ms per step.")
+    columns = (Column("device", "GPU"), Column("model", "model"), Column("batch", "clips", "int"),
+               Column("mode", "step"), Column("ms", "ms/step", "float"), Column("kernel_ms", "kernel ms", "float"),
+               Column("busy", "GPU busy", "share"),
+               *(Column(group, group, "float") for group in KERNEL_GROUPS), Column("largest", "largest kernel"))
+    return Table("step_kernels", "Where a training step's time goes: kernels per step at the baseline shape", columns,
+                 tuple(rows), tuple(notes))
+
+
 def _float_or_none(value: Any) -> float | None:
     try:
         return float(value)
@@ -381,7 +418,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     # Scaling at a fixed global batch is shown at the scale of the runs shown; at a fixed batch per GPU (the
     # paper's way of adding GPUs) at any scale, like the step-time profiles.
     at_scale = [r for r in scaling if r.get("scale") == scale or r.get("fixed_per_gpu_batch")]
-    for extra in (setups, throughput_table(throughput, {r.recipe for r in suite.runs}), *scaling_tables(at_scale)):
+    recipes = {r.recipe for r in suite.runs}
+    for extra in (setups, throughput_table(throughput, recipes), step_kernels_table(throughput, recipes),
+                  *scaling_tables(at_scale)):
         if extra is not None:
             tables.append(extra)
     by_id = {t.id: t for t in tables}

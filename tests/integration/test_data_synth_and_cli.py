@@ -152,6 +152,24 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
     assert "clips/s" in capsys.readouterr().out
 
 
+def test_a_loader_path_whose_workers_time_out_is_recorded_as_failed_and_the_bench_goes_on(synth, tmp_path,
+                                                                                          monkeypatch, capsys):
+    import harness.measure.data_bench as data_bench
+
+    monkeypatch.setattr(data_bench, "WORKER_TIMEOUT_S", 0.001)  # no worker delivers its first batch that fast
+    out = tmp_path / "bench.json"
+    assert harness("data", "bench", "--clips", "4", "--workers", "0,1", "--out", str(out), "data.name=synthetic",
+                   f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
+                   "data.num_classes=4", "data.train_videos=8") == 0
+    record = json.loads(out.read_text())
+    for row in record["shapes"]:
+        assert row["loader_clips_per_s"]["1"] is None and row["loader_clips_per_s"]["0"] > 0  # in-process: no timeout
+        assert "timed out" in row["errors"]["loader_clips_per_s w=1"]
+    assert all(s["workers"] == 0 for s in record["paths"][0]["shapes"])
+    printed = capsys.readouterr()
+    assert "w=1: failed" in printed.out + printed.err and "timed out" in printed.out
+
+
 def test_a_bench_cut_off_keeps_the_shapes_it_measured_baseline_first(synth, tmp_path, monkeypatch):
     import harness.measure.data_bench as data_bench
 

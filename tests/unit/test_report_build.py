@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli_report
 from harness.report import build_report, load_paper_rows, load_suite_def
-from harness.report.build import scaling_table, scaling_tables, throughput_table
+from harness.report.build import scaling_table, scaling_tables, step_kernels_table, throughput_table
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
@@ -220,6 +220,25 @@ def test_weak_scaling_tables_compare_the_same_clips_per_gpu_and_keep_kernels_and
     # Unlike a fixed global batch, weak scaling at paper scale is shown beside a proxy suite's runs.
     _, shown = build_report(load_suite_def("kinetics_ablation"), [], PAPER, scaling=runs)
     assert "scaling_paper_eager_per_gpu8" in {t.id for t in shown}
+
+
+def test_step_kernels_table_shows_where_each_profiled_steps_time_goes():
+    def row(recipe, mode, kernels):
+        return {"recipe": recipe, "model": recipe, "t": 32, "s": 224, "batch": 8, "mode": mode, "ms_per_step": 65.0,
+                "kernels": kernels}
+
+    profiled = {"device_ms_per_step": 64.0, "busy_share": 64.0 / 65.0,
+                "groups_ms": {"convolution": 29.0, "normalisation": 21.0, "elementwise": 14.0},
+                "top": [{"name": "welford_reduce", "group": "normalisation", "ms_per_step": 11.0, "share": 0.17}]}
+    record = {"rows": [row("k400_slowfast_r50_8x8", "eager", profiled), row("k400_slowfast_r50_8x8", "plain", None),
+                       row("k400_i3d_r50", "eager", profiled)]}
+    table = step_kernels_table([record], {"k400_slowfast_r50_8x8"})
+    assert [(r["model"], r["mode"]) for r in table.rows] == [("k400_slowfast_r50_8x8", "eager")]
+    only = table.rows[0]
+    assert (only["convolution"], only["normalisation"], only["copy"]) == (29.0, 21.0, None)
+    assert only["largest"] == "welford_reduce (17%)" and round(only["busy"], 3) == 0.985
+    unprofiled = {"rows": [row("k400_slowfast_r50_8x8", "eager", None)]}
+    assert step_kernels_table([unprofiled], {"k400_slowfast_r50_8x8"}) is None
 
 
 def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_eager():

@@ -23,14 +23,16 @@ python3 -m harness data cache --out /root/kl-cache --workers $w --quiet $data | 
 timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.json 2>&1 | grep -v "shape/s" \
   | tail -3; el profile
 # The baseline's shape first; the record is rewritten after every shape, so a bench cut off keeps what it measured.
-timeout $(left 500) python3 -m harness data bench --clips ${CLIPS:-32} --workers $w --cache /root/kl-cache \
-  --prepared /root/kl-prepared --consumer $OUT/profile.json --out $OUT/data_bench.json $data $decoder 2>&1 \
-  | grep -v "shape/s" | tail -24
+# A line per path as it is measured, and the main process's stacks every 150 s, go to data_bench.log: a path that
+# hangs shows where it waits.
+timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-32} --workers $w \
+  --cache /root/kl-cache --prepared /root/kl-prepared --consumer $OUT/profile.json --out $OUT/data_bench.json \
+  $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
 [ -f $OUT/data_bench.json ] || { echo "no data bench record"; exit 1; }
 path=$(python3 -c "import json; r=json.load(open('$OUT/data_bench.json'))
 ok=[p for p in r['paths'] if (p['storage_ratio'] or 99) <= 2]
-print(max(ok, key=lambda p: min(s['clips_per_s'] for s in p['shapes']))['name'])")
+print(max(ok, key=lambda p: min(s['clips_per_s'] or 0 for s in p['shapes']))['name'])")
 timeout $(left 540) python3 -m harness profile --step cuda_graphs --data $OUT/data_bench.json:$path \
   --out $OUT/profile_with_$path.json 2>&1 | grep -v "shape/s" | tail -3; el "profile with $path"
 [ "$(left 570)" -gt 60 ] && timeout $(left 570) python3 tools/device/pyav_scaling.py /root/kl $OUT/pyav_scaling.json \
