@@ -91,7 +91,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     for b in s["bad"]:
         print(f"  skipped: {b['path']}: {b['error']}")
     ratio = f"{s['storage_ratio']:.2f}x" if s["storage_ratio"] is not None else "n/a"
-    print(f"prepared {s['prepared']} and kept {s['reused']} of {s['videos']} videos in {args.out} "
+    already = f", {s['reused']} already there from an earlier run" if s["reused"] else ""
+    print(f"prepared {s['prepared']} of {s['videos']} videos{already} in {args.out} "
           f"({len(s['bad'])} skipped): {s['bytes'] / 2**20:.1f} MiB against {s['source_bytes'] / 2**20:.1f} MiB of "
           f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames. "
           f"Train on it with data.name={spec.data.name} data.root={Path(args.out).resolve()}")
