@@ -162,11 +162,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if spec.data.decoder == "nvdec":
         from harness.data.nvdec import NvdecDecoder, check_codec
 
-        nvdec = NvdecDecoder("cuda")
+        nvdec = NvdecDecoder("cuda", threads=args.nvdec_threads)
         check_codec(nvdec, dataset)
     def save(fields: dict) -> dict:
         """The record of the shapes measured so far, written to --out (atomically)."""
-        record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
+        record = DataBenchRecord(**fields, prepared=args.prepared,
+                                 nvdec_threads=nvdec.threads if nvdec is not None else None).to_dict()
         if args.out:
             write_json_atomic(Path(args.out), record)
         return record
@@ -272,6 +273,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--clips", type=int, default=16, help="clips timed per shape")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
     bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
+    bench.add_argument("--nvdec-threads", type=int, default=None, metavar="N",
+                       help="with data.decoder=nvdec: decoding threads, each with its own persistent NVDEC decoder "
+                            "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
     bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "

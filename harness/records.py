@@ -157,6 +157,7 @@ class DataBenchRecord(Record):
     prepared: str | None = None  # the `harness data prepare` copy measured beside the source, if any
     # Shapes the plan trains: more than len(shapes) where the bench was cut off (None in records made before).
     planned_shapes: int | None = None
+    nvdec_threads: int | None = None  # NVDEC decoding threads of the nvdec paths (None: none measured)
 
 
 @dataclass(kw_only=True)

@@ -73,13 +73,14 @@ class NvdecDecoder:
     `device`. Use :meth:`batches` over a DataLoader of a dataset's :meth:`planning` items, or :meth:`clips`.
     `nvc` stands in for the PyNvVideoCodec module (tests run the executor on the CPU with a PyAV stand-in)."""
 
-    def __init__(self, device: torch.device | str | int = "cuda", threads: int = DECODE_THREADS, nvc: Any = None):
+    def __init__(self, device: torch.device | str | int = "cuda", threads: int | None = DECODE_THREADS,
+                 nvc: Any = None):
         self.nvc = nvc if nvc is not None else _import_nvc()
         self.device = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
         on_gpu = self.device.type == "cuda"
         self.gpu_id = self.device.index if self.device.index is not None else (torch.cuda.current_device()
                                                                                if on_gpu else 0)
-        self.threads = max(1, threads)
+        self.threads = max(1, DECODE_THREADS if threads is None else threads)
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="nvdec")
         self.opened = 0  # decoders created (a decoder that failed is replaced), against `reconfigured`

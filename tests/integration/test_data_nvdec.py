@@ -226,7 +226,7 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv(DECODER_ENV, raising=False)
     monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)  # the NVDEC path, run on the CPU by the stand-in
     real = nvdec.NvdecDecoder
-    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device: real("cpu", threads=2, nvc=_FakeNvc))
+    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device, threads: real("cpu", threads=threads, nvc=_FakeNvc))
     root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
     data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=3", "data.num_frames=8", "data.crop_size=32",
             "data.jitter=[36,48]", "data.train_videos=6"]
@@ -234,8 +234,10 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
     assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
     out = tmp_path / "bench.json"
     assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--out", str(out),
-                 *data, "data.decoder=nvdec"]) == 0
-    paths = {p["name"]: p for p in json.loads(out.read_text())["paths"]}
+                 "--nvdec-threads", "3", *data, "data.decoder=nvdec"]) == 0
+    record = json.loads(out.read_text())
+    assert record["nvdec_threads"] == 3
+    paths = {p["name"]: p for p in record["paths"]}
     assert set(paths) == {"pyav", "pyav_prepared", "nvdec", "nvdec_prepared"}
     assert paths["nvdec"]["storage_ratio"] == 1.0
     assert paths["nvdec_prepared"]["storage_ratio"] == paths["pyav_prepared"]["storage_ratio"]
