@@ -152,13 +152,15 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
 
 def _print_kernels(row: dict) -> None:
+    from harness.measure.kernels import short_name
+
     k = row["kernels"]
     busy = f", busy {k['busy_share']:.0%} of the step" if k["busy_share"] is not None else ""
     print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {row['mode']}: "
           f"{k['device_ms_per_step']:.1f} ms of kernels per step{busy}")
     print("  " + ", ".join(f"{group} {ms:.1f} ms" for group, ms in k["groups_ms"].items()))
     for top in k["top"]:
-        print(f"  {top['ms_per_step']:7.2f} ms {top['share']:6.1%} {top['group']:<13} {top['name'][:90]}")
+        print(f"  {top['ms_per_step']:7.2f} ms {top['share']:6.1%} {top['group']:<13} {short_name(top['name'], 90)}")
 
 
 def register_throughput(sub: argparse._SubParsersAction) -> None:

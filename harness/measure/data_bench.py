@@ -224,7 +224,25 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
     """
     shapes = planned_loader_shapes(plan)
+    cache = None
+    if cached is not None and cached.cache is not None:
+        cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
+                 "bytes": cached.cache.index["bytes"]}
+    fixed = {"preset": preset, "dataset": {
+        "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
+        "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache}
+    ratios = _storage_ratios(dataset, prepared, cached if cache is not None else None)  # once: it reads every size
+    consumed = consumer_rates(consumer) if consumer is not None else {}
     rows: list[dict[str, Any]] = []
+
+    def fields() -> dict[str, Any]:
+        """The record's fields from the shapes measured so far (listed cheapest first, as the plan's shapes)."""
+        done = sorted((dict(r) for r in rows), key=lambda e: (e["t"] * e["s"] ** 2, e["t"]))
+        if consumer is not None:
+            for row in done:
+                row["consumer_clips_per_s"] = consumed.get((row["t"], row["s"]))
+        return {**fixed, "paths": loader_paths(done, ratios), "shapes": done, "planned_shapes": len(shapes)}
+
     # One intra-op thread, as in DataLoader workers: the in-process columns are then per-process rates, and
     # they do not collapse when other processes hold the cores (OpenMP threads spin on a busy machine).
     threads = torch.get_num_threads()
@@ -233,36 +251,23 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
         for shape in reversed(shapes):
             rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec, log))
             if on_shape is not None:
-                on_shape(_fields(plan, dataset, rows, len(shapes), cached, prepared, consumer, preset))
+                on_shape(fields())
     finally:
         torch.set_num_threads(threads)
-    return _fields(plan, dataset, rows, len(shapes), cached, prepared, consumer, preset)
+    return fields()
 
 
-def _fields(plan: Plan, dataset: VideoClipDataset, measured: list[dict[str, Any]], planned: int,
-            cached: VideoClipDataset | None, prepared: VideoClipDataset | None, consumer: dict[str, Any] | None,
-            preset: str | None) -> dict[str, Any]:
-    """The record's fields from the shapes `measured` so far (listed cheapest first, as the plan's shapes)."""
-    rows = sorted((dict(r) for r in measured), key=lambda e: (e["t"] * e["s"] ** 2, e["t"]))
-    cache = None
-    if cached is not None and cached.cache is not None:
-        cache = {"folder": str(cached.cache.folder), "short_side": cached.cache.short_side,
-                 "bytes": cached.cache.index["bytes"]}
+def _storage_ratios(dataset: VideoClipDataset, prepared: VideoClipDataset | None,
+                    cached: VideoClipDataset | None) -> dict[str, float | None]:
+    """Bytes on disk of each loader path over the source videos' bytes."""
     source = _video_bytes(dataset)
     ratios: dict[str, float | None] = {"pyav": 1.0, "nvdec": 1.0}
     if prepared is not None:
         ratios["pyav_prepared"] = ratios["nvdec_prepared"] = _video_bytes(prepared) / source if source else None
-    if cache is not None:  # the cache holds train and val, so its bytes are set against both splits' videos
+    if cached is not None:  # the cache holds train and val, so its bytes are set against both splits' videos
         sizes = [v.get("size") for v in cached.cache.index.get("videos", {}).values()]
-        ratios["cache"] = cache["bytes"] / sum(sizes) if sizes and all(sizes) else None
-    if consumer is not None:
-        consumed = consumer_rates(consumer)
-        for row in rows:
-            row["consumer_clips_per_s"] = consumed.get((row["t"], row["s"]))
-    return {"preset": preset, "dataset": {
-        "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
-        "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache,
-        "paths": loader_paths(rows, ratios), "shapes": rows, "planned_shapes": planned}
+        ratios["cache"] = cached.cache.index["bytes"] / sum(sizes) if sizes and all(sizes) else None
+    return ratios
 
 
 def synthetic_preset(root: str | Path | None) -> str | None:

@@ -20,7 +20,7 @@ GROUPS = (
     ("communication", re.compile(r"nccl", re.I)),  # DDP's all-reduce and synchronised BN
     ("convolution", re.compile(r"conv|fprop|dgrad|wgrad|implicit_?gemm|xmma_.*(fprop|dgrad|wgrad)", re.I)),
     ("matmul", re.compile(r"gemm|cublas|matmul|addmm|\bmm\b|linear", re.I)),
-    ("normalisation", re.compile(r"batch_?norm|bn_|welford|norm", re.I)),
+    ("normalisation", re.compile(r"norm|bn_|welford", re.I)),
     ("copy", re.compile(r"copy|memcpy|memset|contiguous|\bcat\b|transpose|nchwToNhwc|nhwcToNchw", re.I)),
     ("elementwise", re.compile(r"elementwise|vectorized|pointwise|triton|relu|add|mul|fill|reduce|sum", re.I)),
 )

@@ -131,7 +131,7 @@ def test_cuda_graphs_under_ddp_train_like_eager_ddp(tmp_path):
                 assert (graphed["state"][key] - value).norm() <= 1e-3 * value.norm() + 1e-6, (rank, key)
 
 
-def test_cuda_graphs_are_refused_where_they_cannot_run():
+def test_cuda_graphs_run_on_gpus_in_one_process_or_several_and_are_refused_elsewhere():
     RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()  # several GPUs: graphed DDP
     assert [resolve_step_mode("auto", on_gpu) for on_gpu in (True, False)] == ["cuda_graphs", "eager"]
     with pytest.raises(SpecError, match="needs a CUDA GPU"):
