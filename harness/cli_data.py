@@ -176,7 +176,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         save(fields)
         bar.update(1)
 
-    with tqdm(total=len(planned_loader_shapes(plan)), desc="benchmarking the loader", unit="shape",
+    passes = 2 if nvdec is not None else 1  # the NVDEC paths measure every shape again, after the CPU paths
+    with tqdm(total=passes * len(planned_loader_shapes(plan)), desc="benchmarking the loader", unit="shape",
               disable=args.json) as bar:
         try:
             record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
@@ -270,7 +271,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
                            description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json "
                                        "(data.decoder=nvdec also measures the NVDEC path on the GPU)")
-    bench.add_argument("--clips", type=int, default=16, help="clips timed per shape")
+    bench.add_argument("--clips", type=int, default=16,
+                       help="clips timed per shape and loader path (the in-process decode, resample and cache-read "
+                            "columns time at most 32 of them)")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
     bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
     bench.add_argument("--nvdec-threads", type=int, default=None, metavar="N",

@@ -90,6 +90,10 @@ class _Passes:
         return len(self._current())
 
 
+# The in-process columns (decode, resample, cache read) time at most this many of a shape's clips: one process
+# decodes a baseline clip in ~70 ms, and the loader columns need many more clips to keep every worker busy.
+IN_PROCESS_CLIPS = 32
+
 # A DataLoader worker that delivers no batch for this long counts as hung: its path is recorded without a rate
 # (and the error) instead of stalling the whole bench.
 WORKER_TIMEOUT_S = 120
@@ -126,43 +130,58 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     return n / elapsed if n else float("nan")
 
 
+def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: list[ClipRequest],
+                  workers: tuple[int, ...], decoder: Any = None, log: Callable[[str], None] | None = None) -> None:
+    """Fill `row[column]`: one loader path's clips/s by worker count; a worker that times out (or dies) leaves
+    that count without a rate and its error in `row["errors"]`, and the bench goes on."""
+    rates: dict[str, float | None] = {}
+    batch = row["nvdec_batch"] if decoder is not None else row["loader_batch"]
+    for w in workers:
+        start = time.perf_counter()
+        try:
+            rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder)
+        except RuntimeError as err:
+            rates[str(w)] = None
+            row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
+        if log is not None:
+            rate = rates[str(w)]
+            log(f"{row['t']}x{row['s']} {column.removesuffix('_clips_per_s')} w={w}: "
+                f"{'failed' if rate is None else f'{rate:.1f} clips/s'} ({time.perf_counter() - start:.0f} s)")
+    row[column] = rates
+
+
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
                  cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None,
-                 nvdec: Any = None, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """One row of the record: decode, resample and loader clips/s at `shape` (and from the cache and the prepared
-    copy, if given). `log` gets a line per loader path and worker count as it is measured."""
+                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One row of the record: decode, resample and CPU loader clips/s at `shape` (and from the cache and the
+    prepared copy, if given). `log` gets a line per loader path and worker count as it is measured."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
-    decode, frames = _decode_rate(dataset, reqs)
-    batch = max(1, min(shape["per_gpu_batch"], clips // 4))  # several batches, so workers overlap
-    row = {**shape, "clips": clips, "loader_batch": batch, "decode_clips_per_s": decode,
-           "resample_clips_per_s": _resample_rate(frames, reqs)}
-
-    def measure(column: str, ds: VideoClipDataset, decoder: Any = None) -> None:
-        rates: dict[str, float | None] = {}
-        for w in workers:
-            start = time.perf_counter()
-            try:
-                rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder)
-            except RuntimeError as err:  # a worker timed out (or died): no rate for this path, the bench goes on
-                rates[str(w)] = None
-                row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
-            if log is not None:
-                rate = rates[str(w)]
-                log(f"{shape['t']}x{shape['s']} {column.removesuffix('_clips_per_s')} w={w}: "
-                    f"{'failed' if rate is None else f'{rate:.1f} clips/s'} ({time.perf_counter() - start:.0f} s)")
-        row[column] = rates
-
-    measure("loader_clips_per_s", dataset)
+    alone = reqs[:IN_PROCESS_CLIPS]
+    decode, frames = _decode_rate(dataset, alone)
+    # Every worker busy in the timed pass: at least two batches per worker, never more clips than the trainer's
+    # batch (a worker's clips/s does not depend on how many clips it collates).
+    batch = max(1, min(shape["per_gpu_batch"], clips // (2 * max(1, *workers))))
+    row = {**shape, "clips": clips, "in_process_clips": len(alone), "loader_batch": batch,
+           "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(frames, alone)}
+    _measure_path(row, "loader_clips_per_s", dataset, reqs, workers, log=log)
     if cached is not None:
-        row["cache_read_clips_per_s"] = _cache_read_rate(cached, reqs)
-        measure("cache_loader_clips_per_s", cached)
+        row["cache_read_clips_per_s"] = _cache_read_rate(cached, alone)
+        _measure_path(row, "cache_loader_clips_per_s", cached, reqs, workers, log=log)
     if prepared is not None:
-        measure("prepared_loader_clips_per_s", prepared)
-    if nvdec is not None:
-        measure("nvdec_loader_clips_per_s", dataset, nvdec)
-        if prepared is not None:
-            measure("nvdec_prepared_loader_clips_per_s", prepared, nvdec)
+        _measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
     return row
+
+
+def _bench_nvdec(row: dict[str, Any], dataset: VideoClipDataset, workers: tuple[int, ...], seed: int,
+                 prepared: VideoClipDataset | None, nvdec: Any, log: Callable[[str], None] | None = None) -> None:
+    """Add the NVDEC paths' clips/s (on the source, and on the prepared copy if given) to a row of
+    :func:`_bench_shape`, for the same requests."""
+    reqs = _requests(row, row["clips"], len(dataset.records), seed)
+    # The trainer's batch where the requests allow several: NVDEC's threads decode one batch's clips at a time.
+    row["nvdec_batch"] = max(1, min(row["per_gpu_batch"], row["clips"] // 4))
+    _measure_path(row, "nvdec_loader_clips_per_s", dataset, reqs, workers, nvdec, log)
+    if prepared is not None:
+        _measure_path(row, "nvdec_prepared_loader_clips_per_s", prepared, reqs, workers, nvdec, log)
 
 
 # Loader paths of the record's `paths[]`: (name, the per-shape column of loader clips/s by worker count).
@@ -180,10 +199,10 @@ def loader_paths(rows: list[dict[str, Any]], storage_ratio: dict[str, float | No
     clips/s over the worker counts (and which count gave it)."""
     paths = []
     for name, column in PATHS:
-        if not rows or column not in rows[0]:
+        if not any(column in r for r in rows):
             continue
         shapes = []
-        for r in rows:
+        for r in (r for r in rows if column in r):  # a path measured after the others may not have every shape yet
             measured = [(w, rate) for w, rate in r[column].items() if rate is not None]
             workers, rate = max(measured, key=lambda item: item[1]) if measured else (None, None)
             shapes.append({"t": r["t"], "s": r["s"], "clips_per_s": rate,
@@ -220,7 +239,8 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
     `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
     `on_shape`: called with the fields measured so far after each shape (`planned_shapes` says how many there
-    are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first.
+    are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first; the
+    NVDEC paths come after the CPU paths' every shape (a second call per shape).
     `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
     """
     shapes = planned_loader_shapes(plan)
@@ -247,9 +267,13 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     # they do not collapse when other processes hold the cores (OpenMP threads spin on a busy machine).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    try:
+    try:  # the CPU paths at every shape first: a GPU path that stalls cannot cost their measurements
         for shape in reversed(shapes):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, nvdec, log))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log))
+            if on_shape is not None:
+                on_shape(fields())
+        for row in rows if nvdec is not None else ():
+            _bench_nvdec(row, dataset, workers, seed, prepared, nvdec, log)
             if on_shape is not None:
                 on_shape(fields())
     finally:
@@ -312,8 +336,9 @@ def format_bench(record: dict[str, Any]) -> str:
         lines.append("best loader clips/s per path (" + ", ".join(shapes) + "):")
     for path in record.get("paths", []):
         ratio = path["storage_ratio"]
+        rates = {(p["t"], p["s"]): _rate(p["clips_per_s"]) for p in path["shapes"]}
         lines.append(f"  {path['name']:<14} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
-                     + ", ".join(_rate(p["clips_per_s"]) for p in path["shapes"]))
+                     + ", ".join(rates.get((r["t"], r["s"]), "-") for r in record["shapes"]))
     for r in record["shapes"]:
         for name, error in r.get("errors", {}).items():
             lines.append(f"  {r['t']}x{r['s']} {name}: {error}")

@@ -243,3 +243,37 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
     assert paths["nvdec_prepared"]["storage_ratio"] == paths["pyav_prepared"]["storage_ratio"]
     assert all(p["clips_per_s"] > 0 for path in paths.values() for p in path["shapes"])
     assert "nvdec_prepared" in capsys.readouterr().out
+
+
+def test_a_stalled_nvdec_path_keeps_every_shape_of_the_cpu_paths(tmp_path, monkeypatch):
+    import json
+
+    import harness.data.nvdec as nvdec
+    import harness.measure.data_bench as data_bench
+
+    monkeypatch.delenv(DECODER_ENV, raising=False)
+    monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)
+    real = nvdec.NvdecDecoder
+    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device, threads: real("cpu", threads=threads, nvc=_FakeNvc))
+    measure, calls = data_bench._bench_nvdec, []
+
+    def stall_at_the_second_shape(*args, **kwargs):  # the call's time limit reached while NVDEC decodes
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(data_bench, "_bench_nvdec", stall_at_the_second_shape)
+    root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
+    out = tmp_path / "bench.json"
+    with pytest.raises(KeyboardInterrupt):
+        main(["data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=kinetics",
+              f"data.root={root}", "data.num_classes=3", "data.num_frames=8", "data.crop_size=32",
+              "data.jitter=[36,48]", "data.train_videos=6", "data.decoder=nvdec"])
+    record = json.loads(out.read_text())
+    paths = {p["name"]: p for p in record["paths"]}
+    assert len(record["shapes"]) == record["planned_shapes"] > 1
+    assert len(paths["pyav"]["shapes"]) == record["planned_shapes"]
+    baseline = max(record["shapes"], key=lambda r: r["t"] * r["s"] ** 2)
+    assert [(p["t"], p["s"]) for p in paths["nvdec"]["shapes"]] == [(baseline["t"], baseline["s"])]
+    assert paths["nvdec"]["shapes"][0]["clips_per_s"] > 0
