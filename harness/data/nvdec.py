@@ -5,12 +5,12 @@ video's header with PyAV and make the clip's plan (:mod:`harness.data.clip_plan`
 path); the main process decodes the planned frames with NVDEC into GPU memory and crops, resizes, flips and
 normalises the whole batch there (:func:`~harness.data.transforms.batch_resize_crop`), with no host round trip.
 Decoders persist: one PyNvVideoCodec ``SimpleDecoder`` per decoding thread, pointed at the next video with
-``reconfigure_decoder`` instead of being opened again (the issue asking for this path reports a probe outside the
-harness capped at 15 clips/s with a decoder opened per clip, 70-150 with reused ones). A video NVDEC cannot decode
+``reconfigure_decoder`` instead of being opened again (a probe outside the harness, on an H100, was capped at 15
+clips/s with a decoder opened per clip and reached 70-150 with reused ones). A video NVDEC cannot decode
 is noted as ``undecodable`` and replaced by the next attempt's video, as on the PyAV path; the reasons a header
-gives (missing, empty, not a video, too short) come from the same PyAV code as there. A batch is decoded when the
-training loop asks for it, so the record's data wait holds the NVDEC time (no prefetch yet: the workers' plans are
-prefetched, the decoding is not).
+gives (missing, empty, not a video, too short) come from the same PyAV code as there. The threads decode ahead of the
+training loop (the next batches' clips while a step runs), so the record's data wait holds only the NVDEC time a
+step does not hide.
 
 Differences from the PyAV path: frames are fetched by index (the nearest frame at the average frame rate; the
 same frames for constant-rate video), NVDEC's YUV→RGB conversion is not FFmpeg's (a few grey levels), the
@@ -23,8 +23,9 @@ PyNvVideoCodec is optional (``pip install -e '.[nvdec]'``) and imported only whe
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,23 @@ from harness.data.transforms import batch_resize_crop
 
 FALLBACK = "Use data.decoder=pyav (the default) to decode on the CPU."
 INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
-# Decoding threads (each with its own persistent decoder) of the training loader: the probe the issue reports ran 1
-# to 32 threads; 8 is a guess within that range, not tuned (nothing of this path has run on a GPU yet).
+# Decoding threads (each with its own persistent decoder) of the training loader. With 8, the path decoded 114
+# clips/s of Kinetics-like video at 32x224 on an H200 (`harness data bench`, results/data_bench/); a probe outside
+# the harness gained little beyond 16.
 DECODE_THREADS = 8
+
+
+# DataLoader workers forked from a process whose NVDEC threads have decoded die (SIGSEGV, or exit at once: measured
+# on an H200 with PyNvVideoCodec 2.2.4, for the workers of every loader made after the first NVDEC batch). Loaders
+# of a run that decodes with NVDEC start their workers from a fork server instead: a fresh process that never held
+# CUDA or NVDEC state, started once and reused (the datasets are pickled to the workers).
+NVDEC_WORKER_CONTEXT = "forkserver"
+
+
+def worker_context(decoder: str, workers: int) -> str | None:
+    """The DataLoader `multiprocessing_context` for a loader of `workers` processes in a run decoding with
+    `decoder` (data.decoder): a fork server with NVDEC, else the platform's default (fork on Linux)."""
+    return NVDEC_WORKER_CONTEXT if decoder == "nvdec" and workers > 0 else None
 
 
 def _import_nvc() -> Any:
@@ -160,7 +175,11 @@ class NvdecDecoder:
     def clips(self, dataset: Any, items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """A training batch from plan items (a `planning()` dataset's, via collate_plans): `clips` float
         N×C×T×s×s normalised on the device, `labels`, `index`, `failures` (as collate_clips, clips normalised)."""
-        done = list(self._pool.map(lambda item: self._clip(dataset, item), items))
+        return self._assemble(dataset, list(self._pool.map(lambda item: self._clip(dataset, item), items)))
+
+    def _assemble(self, dataset: Any, done: list[tuple[torch.Tensor, ClipPlan, list[tuple[str, str]]]]
+                  ) -> dict[str, Any]:
+        """The batch of decoded clips `done` (from :meth:`_clip`): resampled together on the device."""
         sizes = {plan.size for _, plan, _ in done}
         if len(sizes) != 1:
             raise ValueError(f"a batch's clips must share one planned size, got {sorted(sizes)}")
@@ -173,9 +192,37 @@ class NvdecDecoder:
                 "failures": [f for _, _, fs in done for f in fs]}
 
     def batches(self, loader: Iterable[list[dict[str, Any]]], dataset: Any) -> Iterator[dict[str, Any]]:
-        """The training batches of a DataLoader over `dataset.planning()` (collate_plans), decoded here."""
-        for items in loader:
-            yield self.clips(dataset, items)
+        """The training batches of a DataLoader over `dataset.planning()` (collate_plans), decoded here.
+
+        Decoding runs ahead of the caller: the threads decode the next batches' clips while the caller trains on
+        this one, so the data wait is what decoding takes beyond a step, not all of it. At least the next batch
+        and at least `threads` clips beyond the one being handed out are in flight (the decoded frames of those
+        clips are what it costs in GPU memory)."""
+        pending: deque[list[Future]] = deque()
+        plans = iter(loader)
+
+        def queued() -> int:
+            return sum(len(batch) for batch in pending)
+
+        def submit() -> bool:
+            items = next(plans, None)
+            if items is None:
+                return False
+            pending.append([self._pool.submit(self._clip, dataset, item) for item in items])
+            return True
+
+        while (len(pending) < 2 or queued() - len(pending[0]) < self.threads) and submit():
+            pass
+        try:
+            while pending:
+                futures = pending.popleft()
+                while (len(pending) < 1 or queued() < self.threads) and submit():
+                    pass
+                yield self._assemble(dataset, [f.result() for f in futures])
+        finally:
+            for batch in pending:  # a caller that stops early: clips not yet started are not decoded
+                for future in batch:
+                    future.cancel()
 
 
 def check_codec(decoder: NvdecDecoder, dataset: Any) -> None:

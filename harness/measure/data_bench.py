@@ -23,6 +23,7 @@ import torch
 
 from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
 from harness.data.decode import VideoReader
+from harness.data.nvdec import worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
 from harness.provenance import provenance_of
@@ -114,6 +115,8 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=sampler, num_workers=workers,
                                          collate_fn=collate_plans if nvdec else collate_clips,
                                          persistent_workers=workers > 0,
+                                         multiprocessing_context=worker_context("nvdec" if nvdec else "pyav",
+                                                                                workers),
                                          timeout=WORKER_TIMEOUT_S if workers > 0 else 0)
     sync = nvdec is not None and nvdec.device.type == "cuda"
     for _ in nvdec.batches(loader, ds) if nvdec else loader:

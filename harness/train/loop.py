@@ -29,6 +29,7 @@ from harness.data.clip_dataset import (
     collate_eval,
     collate_plans,
 )
+from harness.data.nvdec import worker_context
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
@@ -208,6 +209,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     loader = DataLoader(train_set.planning() if nvdec else train_set, batch_sampler=sampler,
                         collate_fn=collate_plans if nvdec else collate_clips, num_workers=workers,
                         pin_memory=on_gpu and not nvdec, persistent_workers=workers > 0,
+                        multiprocessing_context=worker_context(spec.data.decoder, workers),
                         generator=_private_generator())
     batches = nvdec.batches(loader, train_set) if nvdec else loader
     layout = (0, 0)
@@ -307,8 +309,10 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
     batch = spec.solver.batch_size // spec.num_gpus
     generator = torch.Generator().manual_seed(spec.seed)
     order = torch.randperm(len(train_set), generator=generator)[: batch * spec.train.precise_bn].tolist()
+    workers = min(spec.train.num_workers, 4)
     loader = DataLoader(torch.utils.data.Subset(train_set, order), batch_size=batch, drop_last=True,
-                        collate_fn=collate_clips, num_workers=min(spec.train.num_workers, 4),
+                        collate_fn=collate_clips, num_workers=workers,
+                        multiprocessing_context=worker_context(spec.data.decoder, workers),
                         generator=_private_generator())
     net.train()
     for item in loader:
@@ -328,8 +332,10 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
     views = val_set.sampling.eval_clips
     chosen = range(len(val_set.records)) if videos is None else videos
     mine = [v * views + c for k, v in enumerate(chosen) if k % info.world_size == info.rank for c in range(views)]
+    workers = min(spec.train.num_workers, 4)
     loader = DataLoader(torch.utils.data.Subset(val_set, mine), batch_size=spec.train.eval_batch_size,
-                        collate_fn=collate_eval, num_workers=min(spec.train.num_workers, 4),
+                        collate_fn=collate_eval, num_workers=workers,
+                        multiprocessing_context=worker_context(spec.data.decoder, workers),
                         generator=_private_generator())
     metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
                        info.device, info.distributed, on_failures=bad.update)

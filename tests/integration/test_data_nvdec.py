@@ -19,7 +19,7 @@ from harness.cli import main
 from harness.data import VideoClipDataset, load_annotations
 from harness.data.clip_dataset import BadVideoLog, collate_clips
 from harness.data.decode import DECODER_ENV, VideoError, VideoReader, require_decoder
-from harness.data.nvdec import NvdecDecoder, nvdec_unavailable
+from harness.data.nvdec import NvdecDecoder, nvdec_unavailable, worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import KINETICS_STD, normalize
 from harness.spec import SpecError
@@ -209,13 +209,35 @@ def test_dataloader_workers_plan_and_the_main_process_decodes(tmp_path):
     reqs = _requests(8, len(ds.records))
     batches = [reqs[:4], reqs[4:]]
     loader = torch.utils.data.DataLoader(ds.planning(), batch_sampler=batches, num_workers=2,
-                                         collate_fn=collate_plans)
+                                         collate_fn=collate_plans,
+                                         multiprocessing_context=worker_context("nvdec", 2))
     with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as decoder:
         got = list(decoder.batches(loader, ds))
     for nv, chunk in zip(got, batches):
         cpu = collate_clips([ds[r] for r in chunk])
         assert torch.equal(nv["index"], cpu["index"])
         assert (nv["clips"] - normalize(cpu["clips"])).abs().max() <= 1.1 * GREY
+
+
+def test_workers_of_an_nvdec_run_start_from_a_fork_server():
+    # forked from a process whose NVDEC threads have decoded, workers crash; a fork server never held NVDEC state
+    assert worker_context("nvdec", 2) == "forkserver"
+    assert worker_context("nvdec", 0) is None and worker_context("pyav", 4) is None
+
+
+def test_decoding_runs_ahead_of_the_batch_handed_out(tmp_path):
+    ds = _dataset(tmp_path, bad=False)
+    planner = ds.planning()
+    reqs = _requests(12, len(ds.records))
+    batches = [[planner[r] for r in reqs[i:i + 4]] for i in range(0, 12, 4)]
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as decoder:
+        submitted, submit = [], decoder._pool.submit
+        decoder._pool.submit = lambda fn, dataset, item: submitted.append(item) or submit(fn, dataset, item)
+        handed = decoder.batches(batches, ds)
+        first = next(handed)
+        assert first["clips"].shape[0] == 4
+        assert len(submitted) == 8  # the next batch was given to the threads before the first one was handed out
+        assert [b["clips"].shape[0] for b in handed] == [4, 4] and len(submitted) == 12
 
 
 def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
