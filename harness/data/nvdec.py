@@ -37,9 +37,9 @@ from harness.data.transforms import batch_resize_crop
 
 FALLBACK = "Use data.decoder=pyav (the default) to decode on the CPU."
 INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
-# Decoding threads (each with its own persistent decoder) of the training loader. With 8, the path decoded 114
-# clips/s of Kinetics-like video at 32x224 on an H200 (`harness data bench`, results/data_bench/); a probe outside
-# the harness gained little beyond 16.
+# Decoding threads (each with its own persistent decoder) of the training loader. On an H200, 8 threads decoded
+# 114 clips/s of Kinetics-like video at 32x224 and 16 threads with decoding ahead 104 (docs/gpu-notes.md): the
+# decoder's work per clip, not the thread count, is the limit.
 DECODE_THREADS = 8
 
 
