@@ -117,7 +117,7 @@ class TrainSpec:
     keep_checkpoints: int = 3
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
-    step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on 1 GPU)
+    step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on GPUs)
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
     # whether a schedule underfits or memorises.

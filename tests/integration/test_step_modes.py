@@ -123,12 +123,13 @@ def test_cuda_graphs_under_ddp_train_like_eager_ddp(tmp_path):
         eager, graphed = (torch.load(tmp_path / f"{mode}{rank}.pt") for mode in ("eager", "cuda_graphs"))
         assert graphed["graphs"] == len(set(DDP_SHAPES))
         assert graphed["losses"] == pytest.approx(eager["losses"], rel=1e-3)
-        # The captured all-reduce may sum in another order than the eager one: a BN bias that has barely moved
-        # (~1e-7, a gradient summed from terms that cancel) then differs by more than 1e-3 of itself, so each
-        # tensor is compared within 1e-3 of its size plus 1e-6 (the weights move by ~1e-3 in these steps).
+        # The captured all-reduce may sum in another order than the eager one. A BN bias whose gradient is a sum
+        # of terms that cancel barely moves (1e-7 to 1e-4 here) and then differs by a few percent of itself
+        # (measured on two H200s: 1.6e-6 on a bias of norm 9e-5), so each tensor is compared within 1e-3 of its
+        # size plus 1e-5: 1% of what the weights move in these steps (~1e-3).
         for key, value in eager["state"].items():
             if value.dtype.is_floating_point:
-                assert (graphed["state"][key] - value).norm() <= 1e-3 * value.norm() + 1e-6, (rank, key)
+                assert (graphed["state"][key] - value).norm() <= 1e-3 * value.norm() + 1e-5, (rank, key)
 
 
 def test_cuda_graphs_run_on_gpus_in_one_process_or_several_and_are_refused_elsewhere():

@@ -32,7 +32,7 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
     [ "$(left $budget)" -lt 20 ] && break
     CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
-      --results $res --no-report --seeds $seed --only $variant $overrides < /dev/null >> $res/worker$1.log 2>&1
+      --results $res --no-report --seeds $seed --only $variant -- $overrides < /dev/null >> $res/worker$1.log 2>&1
     el "gpu $1: $suite $variant seed $seed $overrides exit $?"
   done < "$jobs"
 }
