@@ -117,12 +117,14 @@ class GraphedStep(EagerStep):
         self.pool = torch.cuda.graph_pool_handle()
         self.ddp = isinstance(net, nn.parallel.DistributedDataParallel)
         self.eager_runs = 0  # warm-up iterations so far
+        self.captured = 0  # graphs captured, still counted once release() has freed them (the run's record)
         # Launches cost nothing in a replay, so sub-batch BN can use its copy-free blocks for more groups.
         set_bn_block_splits(multigrid_bns(net), BLOCK_SPLITS_GRAPHED)
 
     def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
         if key not in self.graphs:
             self.graphs[key] = self._capture(clips, labels)
+            self.captured += 1
         graph, static_clips, static_labels, static_loss = self.graphs[key]
         static_clips.copy_(clips)
         static_labels.copy_(labels)
@@ -131,7 +133,7 @@ class GraphedStep(EagerStep):
 
     @property
     def specialisations(self) -> int:
-        return len(self.graphs)
+        return self.captured
 
     def release(self) -> None:
         torch.cuda.synchronize(self.device)
