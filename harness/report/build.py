@@ -21,6 +21,7 @@ from harness.report.inputs import (
     ordered,
     record_setup,
     records_by_setup,
+    records_of_setup,
     select_records,
     suite_names,
 )
@@ -410,7 +411,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     recs = ordered(suite, chosen)
     tables = build_tables(suite, chosen, paper_rows)
     main_setup = record_setup(recs[0]) if recs else None
-    setups = setups_table(suite, records_by_setup(suite, records, scale), main_setup) if scale else None
+    setups = (setups_table(suite, records_by_setup(suite, records, scale), main_setup,
+                           records_of_setup(suite, records, scale, main_setup)) if scale else None)
     tables.extend(profile_table(p) for p in profiles)
     bn_cost = sub_batch_bn_table(profiles)
     if bn_cost is not None:

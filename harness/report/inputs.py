@@ -104,6 +104,12 @@ def records_by_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]],
     return out
 
 
+def records_of_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str,
+                     setup: str | None) -> list[Mapping[str, Any]]:
+    """Every complete record at `scale` run under `setup` (all seeds), newest first."""
+    return [r for r in _usable(suite, records, []) if record_scale(r) == scale and record_setup(r) == setup]
+
+
 def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None,
                    gpus: int | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
     """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup

@@ -447,10 +447,31 @@ def device_of(record: Mapping[str, Any]) -> str:
     return f"{hw.get('cpu_count', '?')}-core CPU ({hw.get('cpu', 'unknown')})"
 
 
+def _seed(record: Mapping[str, Any]) -> Any:
+    return (record.get("spec") or {}).get("seed")
+
+
+def _same_run_under_main(record: Mapping[str, Any], main: Mapping[str, Any] | None,
+                         main_records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """What a run under another setup is timed against: the main setup's run of the same variant, seed and card
+    (else the main setup's reported run, on the same card); None where the cards differ, since the ratio would
+    then time the cards, not the setups."""
+    def card(r: Mapping[str, Any]) -> tuple[Any, Any]:  # the kind of device, whatever the number of processes
+        hw = provenance_of(r)["hardware"]
+        return hw.get("gpu"), hw.get("gpu_memory_gib") if hw.get("gpu") else hw.get("cpu")
+
+    same = [r for r in main_records if r.get("variant") == record.get("variant") and _seed(r) == _seed(record)
+            and card(r) == card(record)]
+    if same:
+        return same[0]
+    return main if main is not None and card(main) == card(record) else None
+
+
 def setups_table(suite: SuiteDef, by_setup: Mapping[str, Mapping[str, Mapping[str, Any]]],
-                 main_setup: str | None) -> Table | None:
+                 main_setup: str | None, main_records: Sequence[Mapping[str, Any]] = ()) -> Table | None:
     """Every run under each setup it was recorded with (e.g. 1 and 2 GPUs, same scale): wall-clock, speedup over
-    the same setup's baseline, accuracy, and wall-clock against the run under the main tables' setup."""
+    the same setup's baseline, accuracy, and wall-clock against the run under the main tables' setup (the one of
+    the same variant, seed and card among `main_records`, that setup's complete records, where there is one)."""
     if len(by_setup) < 2:
         return None
     main = by_setup.get(main_setup or "", {})
@@ -462,7 +483,8 @@ def setups_table(suite: SuiteDef, by_setup: Mapping[str, Mapping[str, Mapping[st
             if record is None:
                 continue
             numbers = run_numbers(record)
-            ref = main.get(run.variant)
+            ref = record if setup == main_setup else _same_run_under_main(record, main.get(run.variant),
+                                                                            main_records)
             rows.append({"variant": run.variant, "setup": setup, "device": device_of(record),
                          "iterations": numbers["iterations"], "train_s": numbers["train_s"],
                          "speedup": _versus(numbers, suite_baseline(record, suite, by_setup[setup]))["speedup"],
@@ -477,9 +499,10 @@ def setups_table(suite: SuiteDef, by_setup: Mapping[str, Mapping[str, Mapping[st
                Column("speedup", "speedup (same setup)", "ratio"), metric,
                Column("vs_main", f"faster than on {main_setup}", "ratio"),
                Column("shape_checks", "shape checks", "int"), Column("commit", "commit", "commit"))
-    notes = ("Speedup: against the 1.0× baseline run of the same setup. Shape checks: iterations at which every "
-             "rank confirmed the same mini-batch shape (multi-process runs). Setups run on different machines "
-             "or commits compare only as well as those match (device and commit columns).",)
+    notes = ("Speedup: against the 1.0× baseline run of the same setup. Faster than on the main setup: against "
+             "that setup's run of the same variant, seed and card (blank where it has none on that card). Shape "
+             "checks: iterations at which every rank confirmed the same mini-batch shape (multi-process runs). "
+             "Setups run on different commits compare only as well as those match (commit column).",)
     return Table("setups", "The runs under each setup (processes, step mode)", columns, tuple(rows), notes)
 
 

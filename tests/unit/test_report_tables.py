@@ -381,3 +381,28 @@ def test_records_with_a_provenance_block_report_as_the_older_shape_does():
 
     old, new = report(records), report([_in_a_block(r) for r in records])
     assert new == old and "A seconds" in " ".join(old[1]) and "0123456789ab" in old[0]
+
+
+def test_another_setups_run_is_timed_against_the_same_seed_on_the_same_card():
+    def run(seed: int, gpu: str, train_s: float, impl: str = "auto") -> dict[str, Any]:
+        record = copy.deepcopy(make_record("multigrid", train_s=train_s))
+        record["spec"]["seed"], record["spec"]["train"]["sub_batch_bn"] = seed, impl
+        record["hardware"] = {"gpu": gpu, "gpu_memory_gib": 80, "cpu_count": 16}
+        record["step"] = {"mode": "cuda_graphs", "setup_s": 1.0, "specialisations": 3}
+        return record
+
+    main_newest, main_same_seed = run(3, "H100", 120.0), run(1, "H200", 110.0)
+    triton = run(1, "H200", 100.0, "triton")
+    main_setup, other = "1 GPU, cuda_graphs steps", "1 GPU, cuda_graphs steps, sub-batch BN triton"
+    by_setup = {main_setup: {"multigrid": main_newest}, other: {"multigrid": triton}}
+    table = setups_table(SUITE, by_setup, main_setup, [main_newest, main_same_seed])
+    assert _row(table, setup=other)["vs_main"] == pytest.approx(1.1)  # seed 1 on the H200, not seed 3 on the H100
+    assert _row(table, setup=main_setup)["vs_main"] == pytest.approx(1.0)
+    elsewhere = run(1, "A100", 100.0, "triton")  # no run of the main setup on that card: no ratio
+    table = setups_table(SUITE, {main_setup: {"multigrid": main_newest}, other: {"multigrid": elsewhere}},
+                         main_setup, [main_newest, main_same_seed])
+    assert _row(table, setup=other)["vs_main"] is None
+    two_gpus = {**run(1, "H200", 55.0), "world_size": 2}  # the same card, more of them: timed against seed 1
+    table = setups_table(SUITE, {main_setup: {"multigrid": main_newest}, "2 GPUs, cuda_graphs steps":
+                                 {"multigrid": two_gpus}}, main_setup, [main_newest, main_same_seed])
+    assert _row(table, setup="2 GPUs, cuda_graphs steps")["vs_main"] == pytest.approx(2.0)
