@@ -162,12 +162,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if spec.data.decoder == "nvdec":
         from harness.data.nvdec import NvdecDecoder, check_codec
 
-        nvdec = NvdecDecoder("cuda", threads=args.nvdec_threads)
+        nvdec = NvdecDecoder("cuda", threads=args.nvdec_threads, access=args.nvdec_access)
         check_codec(nvdec, dataset)
     def save(fields: dict) -> dict:
         """The record of the shapes measured so far, written to --out (atomically)."""
         record = DataBenchRecord(**fields, prepared=args.prepared,
-                                 nvdec_threads=nvdec.threads if nvdec is not None else None).to_dict()
+                                 nvdec_threads=nvdec.threads if nvdec is not None else None,
+                                 nvdec_access=nvdec.access if nvdec is not None else None).to_dict()
         if args.out:
             write_json_atomic(Path(args.out), record)
         return record
@@ -279,6 +280,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--nvdec-threads", type=int, default=None, metavar="N",
                        help="with data.decoder=nvdec: decoding threads, each with its own persistent NVDEC decoder "
                             "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
+    bench.add_argument("--nvdec-access", choices=("indices", "window"), default="indices",  # nvdec.ACCESS, no torch
+                       help="with data.decoder=nvdec: ask the decoder for a clip's frames by index (the trainer's) "
+                            "or as one window from its first frame to its last")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
     bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "

@@ -158,6 +158,7 @@ class DataBenchRecord(Record):
     # Shapes the plan trains: more than len(shapes) where the bench was cut off (None in records made before).
     planned_shapes: int | None = None
     nvdec_threads: int | None = None  # NVDEC decoding threads of the nvdec paths (None: none measured)
+    nvdec_access: str | None = None  # how the nvdec paths asked for frames: indices or window (None: none measured)
 
 
 @dataclass(kw_only=True)

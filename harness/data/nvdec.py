@@ -41,6 +41,12 @@ INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
 # 114 clips/s of Kinetics-like video at 32x224 and 16 threads with decoding ahead 104 (docs/gpu-notes.md): the
 # decoder's work per clip, not the thread count, is the limit.
 DECODE_THREADS = 8
+# How a clip's frames are asked of a decoder: `indices` (one get_batch_frames_by_index call for the clip's distinct
+# frames, the trainer's) or `window` (one slice from the clip's first frame to its last, then the clip's frames
+# picked from it). Which is faster depends on how the decoder seeks: on an H200 the prepared copy (a keyframe every
+# 16 frames) doubled `indices`' rate at the coarse shapes, as if each index were sought from its keyframe;
+# `harness data bench --nvdec-access` measures both.
+ACCESS = ("indices", "window")
 
 
 # DataLoader workers forked from a process whose NVDEC threads have decoded die (SIGSEGV, or exit at once: measured
@@ -89,7 +95,10 @@ class NvdecDecoder:
     `nvc` stands in for the PyNvVideoCodec module (tests run the executor on the CPU with a PyAV stand-in)."""
 
     def __init__(self, device: torch.device | str | int = "cuda", threads: int | None = DECODE_THREADS,
-                 nvc: Any = None):
+                 nvc: Any = None, access: str = "indices"):
+        if access not in ACCESS:
+            raise ValueError(f"NVDEC frame access must be one of {', '.join(ACCESS)}, got {access!r}")
+        self.access = access
         self.nvc = nvc if nvc is not None else _import_nvc()
         self.device = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
         on_gpu = self.device.type == "cuda"
@@ -129,7 +138,11 @@ class NvdecDecoder:
             raise VideoError("undecodable", f"NVDEC found no frame in {path}")
         clamped = [min(max(0, i), n - 1) for i in indices]
         unique = sorted(set(clamped))
-        decoded = decoder.get_batch_frames_by_index(unique)
+        if self.access == "window":  # one sequential run over the clip's span, then its frames
+            span = decoder[unique[0]:unique[-1] + 1]
+            decoded = [span[i - unique[0]] for i in unique] if len(span) == unique[-1] - unique[0] + 1 else span
+        else:
+            decoded = decoder.get_batch_frames_by_index(unique)
         if len(decoded) != len(unique):
             raise VideoError("undecodable", f"NVDEC returned {len(decoded)} of the {len(unique)} frames asked of "
                                             f"{path}")

@@ -51,6 +51,9 @@ class _PyAVDecoder:
     def get_batch_frames_by_index(self, indices):
         return [self.frames[i] for i in indices]
 
+    def __getitem__(self, key):  # SimpleDecoder's slicing: the frames of a range, decoded in order
+        return self.frames[key]
+
 
 class _FakeNvc:
     SimpleDecoder = _PyAVDecoder
@@ -174,10 +177,11 @@ def _red_index(clips: torch.Tensor) -> np.ndarray:
 
 @pytest.mark.gpu
 @needs_nvdec
-def test_nvdec_clips_are_the_pyav_paths_clips(tmp_path):
+@pytest.mark.parametrize("access", ["indices", "window"])
+def test_nvdec_clips_are_the_pyav_paths_clips(tmp_path, access):
     write_kinetics_list(tmp_path, 6, classes=3, frames=24)
     ds = VideoClipDataset(load_annotations("kinetics400", tmp_path, "train"), min_frames=4)
-    with NvdecDecoder("cuda", threads=2) as decoder:
+    with NvdecDecoder("cuda", threads=2, access=access) as decoder:
         for nv, cpu in _batches(ds, decoder, _requests(16, len(ds.records), t=6, s=24)):
             assert nv["clips"].is_cuda and nv["clips"].shape == (4, 3, 6, 24, 24)
             assert torch.equal(nv["index"], cpu["index"])
@@ -240,15 +244,21 @@ def test_decoding_runs_ahead_of_the_batch_handed_out(tmp_path):
         assert [b["clips"].shape[0] for b in handed] == [4, 4] and len(submitted) == 12
 
 
-def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
-    import json
-
+def _bench_on_the_cpu(monkeypatch) -> None:
+    """`harness data bench data.decoder=nvdec` here: its NVDEC paths run on the CPU with the PyAV stand-in."""
     import harness.data.nvdec as nvdec
 
     monkeypatch.delenv(DECODER_ENV, raising=False)
-    monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)  # the NVDEC path, run on the CPU by the stand-in
+    monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)
     real = nvdec.NvdecDecoder
-    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device, threads: real("cpu", threads=threads, nvc=_FakeNvc))
+    monkeypatch.setattr(nvdec, "NvdecDecoder",
+                        lambda device, threads, access: real("cpu", threads=threads, nvc=_FakeNvc, access=access))
+
+
+def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
+    import json
+
+    _bench_on_the_cpu(monkeypatch)
     root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
     data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=3", "data.num_frames=8", "data.crop_size=32",
             "data.jitter=[36,48]", "data.train_videos=6"]
@@ -256,9 +266,9 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
     assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
     out = tmp_path / "bench.json"
     assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--out", str(out),
-                 "--nvdec-threads", "3", *data, "data.decoder=nvdec"]) == 0
+                 "--nvdec-threads", "3", "--nvdec-access", "window", *data, "data.decoder=nvdec"]) == 0
     record = json.loads(out.read_text())
-    assert record["nvdec_threads"] == 3
+    assert record["nvdec_threads"] == 3 and record["nvdec_access"] == "window"
     paths = {p["name"]: p for p in record["paths"]}
     assert set(paths) == {"pyav", "pyav_prepared", "nvdec", "nvdec_prepared"}
     assert paths["nvdec"]["storage_ratio"] == 1.0
@@ -270,13 +280,9 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
 def test_a_stalled_nvdec_path_keeps_every_shape_of_the_cpu_paths(tmp_path, monkeypatch):
     import json
 
-    import harness.data.nvdec as nvdec
     import harness.measure.data_bench as data_bench
 
-    monkeypatch.delenv(DECODER_ENV, raising=False)
-    monkeypatch.setattr(nvdec, "nvdec_unavailable", lambda: None)
-    real = nvdec.NvdecDecoder
-    monkeypatch.setattr(nvdec, "NvdecDecoder", lambda device, threads: real("cpu", threads=threads, nvc=_FakeNvc))
+    _bench_on_the_cpu(monkeypatch)
     measure, calls = data_bench._bench_nvdec, []
 
     def stall_at_the_second_shape(*args, **kwargs):  # the call's time limit reached while NVDEC decodes
@@ -299,3 +305,20 @@ def test_a_stalled_nvdec_path_keeps_every_shape_of_the_cpu_paths(tmp_path, monke
     baseline = max(record["shapes"], key=lambda r: r["t"] * r["s"] ** 2)
     assert [(p["t"], p["s"]) for p in paths["nvdec"]["shapes"]] == [(baseline["t"], baseline["s"])]
     assert paths["nvdec"]["shapes"][0]["clips_per_s"] > 0
+
+
+def test_a_clip_is_the_same_asked_by_index_or_as_one_window(tmp_path):
+    from harness.cli import build_parser
+    from harness.data.nvdec import ACCESS
+
+    ds = _dataset(tmp_path, bad=False)
+    reqs = _requests(6, len(ds.records), t=4, s=16)
+    items = [ds.planning()[r] for r in reqs]
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as by_index, \
+            NvdecDecoder("cpu", threads=2, nvc=_FakeNvc, access="window") as by_window:
+        assert torch.equal(by_index.clips(ds, items)["clips"], by_window.clips(ds, items)["clips"])
+    with pytest.raises(ValueError, match="indices, window"):
+        NvdecDecoder("cpu", nvc=_FakeNvc, access="seek")
+    bench = build_parser()._subparsers._group_actions[0].choices["data"]._subparsers._group_actions[0]
+    access = next(a for a in bench.choices["bench"]._actions if a.dest == "nvdec_access")
+    assert tuple(access.choices) == ACCESS

@@ -7,7 +7,8 @@
 # (PyAV and, with PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
 # processes (pyav_scaling.py). CLIPS (default 192: two batches per worker) clips per shape and path;
-# NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=window asks
+# NVDEC for each clip's span as one window instead of by index. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
@@ -27,7 +28,7 @@ timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.jso
 # hangs shows where it waits.
 timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-192} --workers $w \
   --cache /root/kl-cache --prepared /root/kl-prepared --consumer $OUT/profile.json --out $OUT/data_bench.json \
-  ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
+  ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} ${NVDEC_ACCESS:+--nvdec-access $NVDEC_ACCESS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
 [ -f $OUT/data_bench.json ] || { echo "no data bench record"; exit 1; }
 path=$(python3 -c "import json; r=json.load(open('$OUT/data_bench.json'))
