@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from harness.spec import SpecError
 
@@ -77,14 +78,37 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def strides_off_the_step(spec: Any, step: int) -> list[int]:
+    """The temporal strides the run of `spec` draws (training at every planned shape, and evaluation) that are not
+    multiples of `step`: on a copy keeping every step-th frame, those clips get the nearest kept frames."""
+    from harness.schedule import build_plan
+    from harness.schedule.trained import planned_loader_shapes
+
+    try:
+        plan = build_plan(spec)
+    except SpecError:  # a dataset too small to fill the planned batches: the strides do not depend on its size
+        plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
+    strides = {spec.data.sampling_rate}
+    for shape in planned_loader_shapes(plan):
+        lo, hi = shape["stride_range"]
+        strides.update(range(lo, hi + 1))
+    return sorted(r for r in strides if r % step)
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from harness.data.prepare import prepare_dataset
 
     spec = _compose(args.overrides)
     short_side = args.short_side if args.short_side is not None else max(spec.data.jitter[1], spec.data.crop_size)
+    if args.frame_step > 1:
+        odd = strides_off_the_step(spec, args.frame_step)
+        if odd:
+            print(f"note: the recipe also draws strides {', '.join(map(str, odd))}, not multiples of --frame-step "
+                  f"{args.frame_step}: their clips take the nearest kept frame (up to {args.frame_step // 2} source "
+                  f"frame(s) off).")
     s = prepare_dataset(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
                         short_side=short_side or None, keyframe_interval=args.keyframe_interval, crf=args.crf,
-                        workers=args.workers, progress=not args.quiet)
+                        frame_step=args.frame_step, workers=args.workers, progress=not args.quiet)
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
@@ -94,7 +118,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     already = f", {s['reused']} already there from an earlier run" if s["reused"] else ""
     print(f"prepared {s['prepared']} of {s['videos']} videos{already} in {args.out} "
           f"({len(s['bad'])} skipped): {s['bytes'] / 2**20:.1f} MiB against {s['source_bytes'] / 2**20:.1f} MiB of "
-          f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames. "
+          f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames"
+          f"{f', every {args.frame_step} frames kept' if args.frame_step > 1 else ''}. "
           f"Train on it with data.name={spec.data.name} data.root={Path(args.out).resolve()}")
     return 0
 
@@ -262,6 +287,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                         "data.crop_size; 0 keeps the source size)")
     prepare.add_argument("--keyframe-interval", type=int, default=16, help="frames between keyframes (default 16)")
     prepare.add_argument("--crf", type=int, default=23, help="x264 quality, 0-51, lower is better (default 23)")
+    prepare.add_argument("--frame-step", type=int, default=1, metavar="K",
+                         help="keep every K-th frame at its source time (default 1: all): K times fewer frames to "
+                              "decode per clip where the recipe's strides are multiples of K (the baseline's "
+                              "stride 2); other strides take the nearest kept frame, and the command says which")
     prepare.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                          help="processes re-encoding in parallel (default: all cores)")
     prepare.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -41,7 +41,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import TRUNCATION_SHARE, VideoError, VideoReader, _rotation_steps, to_rgb
+from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
 from harness.spec import SpecError
 
 
@@ -73,7 +73,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
         try:
             for frame in reader._container.decode(stream):
                 # The same time as VideoReader._decode gives the frame, so frames_at picks the same frames.
-                t = frame.time - start if frame.time is not None else count / info.fps
+                t = frame.time - start if frame.time is not None else count * info.frame_step / info.fps
                 if count == 0:
                     k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
                 array = to_rgb(frame)
@@ -98,10 +98,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
     if count == 0 or size is None or stored is None:
         raise VideoError("undecodable", f"{path}: no frame could be decoded")
     # The same rule as scan_video (what `harness data check` calls truncated is bad here too).
-    span = last + 1.0 / info.fps
-    if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 / info.fps:
-        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
-                                      f"the container claims")
+    require_whole(path, info, count, last)
     entry = {"stored_frames": count, "height": stored[0], "width": stored[1], "source_height": size[0],
              "source_width": size[1], "fps": info.fps, "duration": info.duration, "frames": info.frames,
              "rotation": 90 * k, "codec": info.codec, "container": info.container}

@@ -17,6 +17,7 @@ decodes and resamples them on the GPU in the main process (:mod:`harness.data.nv
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -73,9 +74,25 @@ DATASET_SAMPLING = {  # reference test settings per dataset (PySlowFast slowfast
 }
 
 
+def _require_frame_times(root: str | Path | None, decoder: str) -> None:
+    """SpecError where torchcodec would read a copy that keeps every k-th frame (`harness data prepare
+    --frame-step`): only PyAV's reader (and NVDEC's plans, made from its headers) read the copy's source timing."""
+    if decoder != "torchcodec" or root is None:
+        return
+    try:
+        settings = json.loads((Path(root) / "prepare.json").read_text(encoding="utf-8")).get("settings") or {}
+    except (OSError, ValueError):
+        return
+    step = settings.get("frame_step", 1) if isinstance(settings, dict) else 1
+    if step != 1:
+        raise SpecError(f"data.root={root} is a copy keeping every {step}th frame (harness data prepare "
+                        f"--frame-step), which data.decoder=torchcodec reads at the wrong frame rate. Use "
+                        f"data.decoder=pyav or nvdec.")
+
+
 def geometry(info: VideoInfo) -> VideoGeometry:
     """What a clip plan needs from a video's header (frame size as the header states it, before any rotation)."""
-    return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width)
+    return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width, info.frame_step)
 
 
 class VideoClipDataset(torch.utils.data.Dataset):
@@ -105,6 +122,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         d = spec.data
         require_decoder(d.decoder)
         root = root if root is not None else d.root
+        _require_frame_times(root, d.decoder)
         ann = load_annotations(d.name, root, split, d.num_classes)
         cache = open_frame_cache(d.cache, ann, d.name, root, max(d.jitter)) if d.cache else None
         fields = {"num_frames": d.num_frames, "sampling_rate": d.sampling_rate, "crop_size": d.crop_size,

@@ -30,6 +30,7 @@ class VideoGeometry:
     frames: int  # frame count (claimed by the container, or estimated)
     height: int
     width: int
+    frame_step: int = 1  # a prepared copy keeping every frame_step-th frame (fps and frames are the source's)
 
     def with_size(self, height: int, width: int) -> VideoGeometry:
         """The same video with frames of another size (a display rotation PyAV applies once frames are decoded)."""
@@ -98,5 +99,6 @@ def train_clip_plan(req: ClipRequest, attempt: int, num_videos: int, video: Vide
         times = train_clip_times(video.duration, req.t, stride, sampling.fps or video.fps, rng)
     short, box = train_crop_draw(video.height, video.width, req.s, req.jitter_range, rng)
     flip = sampling.flip and bool(rng.random() < 0.5)
-    return ClipPlan(index, attempt, tuple(times), nearest_frame_indices(times, video.fps), short, box, req.s, flip,
-                    video.height, video.width)
+    # Indices count the file's frames: a copy keeping every k-th frame holds them at fps / k.
+    return ClipPlan(index, attempt, tuple(times), nearest_frame_indices(times, video.fps / video.frame_step), short,
+                    box, req.s, flip, video.height, video.width)

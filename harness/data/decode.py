@@ -28,6 +28,7 @@ import bisect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -64,6 +65,33 @@ class VideoInfo:
     rotation: int  # degrees counter-clockwise the frames are turned to display upright (known after decoding)
     codec: str
     container: str
+    # A copy made by `harness data prepare --frame-step K` keeps every K-th frame at its source time; `fps` and
+    # `frames` are then the source's (strides count source frames), the file holds frames/K at fps/K.
+    frame_step: int = 1
+
+
+# How a prepared copy that keeps every K-th frame says so, with the source's frame rate (containers differ in the
+# rate they report for such a file): the container's comment, which mp4, mov and Matroska keep; written by
+# harness.data.prepare.
+FRAME_STEP_TAG = "harness frame_step="
+
+
+def frame_step_tag(step: int, fps: Fraction) -> str:
+    return f"{FRAME_STEP_TAG}{step} fps={fps}"
+
+
+def frame_step_of(metadata: dict[str, str]) -> tuple[int, float | None]:
+    """(frame step, source fps) a container's metadata declares; (1, None) where it declares none (Matroska
+    upper-cases the key)."""
+    comment = str(next((v for k, v in metadata.items() if k.lower() == "comment"), ""))
+    if not comment.startswith(FRAME_STEP_TAG):
+        return 1, None
+    fields = dict(part.split("=", 1) for part in comment[len("harness "):].split() if "=" in part)
+    try:
+        step, fps = max(1, int(fields["frame_step"])), float(Fraction(fields["fps"]))
+    except (KeyError, ValueError, ZeroDivisionError):
+        return 1, None
+    return (step, fps) if fps > 0 else (1, None)
 
 
 _OPEN_ERRORS = (av.error.FFmpegError, OSError, UnicodeDecodeError, ValueError)
@@ -186,10 +214,13 @@ class VideoReader:
         else:
             duration = (s.frames or 0) / fps
         frames = s.frames or int(round(duration * fps))
+        step, source_fps = frame_step_of(c.metadata)
+        if step > 1:  # a copy keeping every step-th frame: the source's rate, and its frame count
+            fps, frames = source_fps, (s.frames * step if s.frames else int(round(duration * source_fps)))
         # PyAV exposes the display matrix per decoded frame only, so the probe reports coded sizes and no
         # rotation; frames_at() and scan_video() apply and report it.
         return VideoInfo(str(self.path), s.codec_context.width, s.codec_context.height, fps, duration, frames, 0,
-                         s.codec_context.name, c.format.name)
+                         s.codec_context.name, c.format.name, step)
 
     def close(self) -> None:
         self._container.close()
@@ -220,9 +251,11 @@ class VideoReader:
             out, overshot, count = [], False, 0
             try:
                 for frame in self._container.decode(self._stream):
-                    t = frame.time - self._start if frame.time is not None else count / fps
+                    t = frame.time - self._start if frame.time is not None else count * self.info.frame_step / fps
                     count += 1
-                    if not out and target > 0 and t > start + tol:
+                    # Past the window before reaching it: the first frame at or after start - tol lies within
+                    # one of the file's frame periods of it (frame_step / fps in a copy keeping every k-th frame).
+                    if not out and target > 0 and t > start - tol + self.info.frame_step / fps:
                         overshot = True
                         break
                     if t < start - tol:
@@ -354,6 +387,16 @@ def read_clip(path: str | Path, times: Sequence[float], threads: int = 1) -> tor
         return reader.frames_at(times)
 
 
+def require_whole(path: str | Path, info: VideoInfo, count: int, last: float) -> None:
+    """VideoError("truncated") where the `count` frames decoded, the last at `last` seconds, end well before the
+    duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the file's frames short)."""
+    period = info.frame_step / info.fps  # between two frames of the file
+    span = last + period
+    if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 * period:
+        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
+                                      f"the container claims")
+
+
 def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> VideoInfo:
     """Decode every frame of `path` (without colour conversion) and raise VideoError if it is not usable.
 
@@ -373,11 +416,10 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
             raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
     if count == 0:
         raise VideoError("undecodable", f"{path}: no frame could be decoded")
-    span = last + 1.0 / info.fps
-    if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 / info.fps:
-        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
-                                      f"the container claims")
+    require_whole(path, info, count, last)
+    count *= info.frame_step  # in source frames, as the header reports them
     if count < min_frames:
         raise VideoError("too_short", f"{path}: {count} frame(s), fewer than the {min_frames} a clip needs")
     w, h = (info.height, info.width) if _rotation_steps(rotation) % 2 else (info.width, info.height)
-    return VideoInfo(info.path, w, h, info.fps, info.duration, count, rotation, info.codec, info.container)
+    return VideoInfo(info.path, w, h, info.fps, info.duration, count, rotation, info.codec, info.container,
+                     info.frame_step)

@@ -7,8 +7,12 @@ frames, at the largest short side training uses, makes a clip's decode proportio
 
 The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's
 frame rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames) to the
-same relative path, and the annotation files are copied unchanged, so ``data.root=OUT`` reads the copy with the
-same ``data.name``. A file keeps its name (and container, except that ``.webm``, which cannot hold H.264, holds it
+same relative path. With ``frame_step`` K > 1 it keeps every K-th frame at its source time and says so in the
+container's comment (with the source's frame rate), so the reader reports the source's rate and frame count and
+strides keep counting source frames: a recipe whose strides are multiples of K reads the very frames it would read
+from the source, decoding K times fewer (other strides get the nearest kept frame). AVI, which stores no frame
+times, is refused for K > 1. The annotation files are copied unchanged, so ``data.root=OUT`` reads the copy with
+the same ``data.name``. A file keeps its name (and container, except that ``.webm``, which cannot hold H.264, holds it
 in Matroska, which the same demuxer reads). Unusable videos are skipped and listed, never fatal.
 
 Each video is written to a temporary name and renamed, and ``prepare.json`` records the settings first, so an
@@ -23,6 +27,7 @@ import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,7 @@ from tqdm import tqdm
 
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
-from harness.data.decode import _rotation_steps, to_rgb
+from harness.data.decode import _rotation_steps, frame_step_tag, to_rgb
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 
@@ -48,6 +53,9 @@ class PrepareSettings:
     keyframe_interval: int = 16
     crf: int = 23
     preset: str = "veryfast"
+    # Keep every frame_step-th frame at its source time: a recipe whose strides are all multiples of k never asks
+    # for the others (harness.cli_data.recipe_frame_step), and each clip decodes k times fewer frames.
+    frame_step: int = 1
 
 
 def encoded_size(h: int, w: int, short_side: int | None) -> tuple[int, int]:
@@ -70,7 +78,10 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
             stream = source.streams.video[0]
             fps = stream.average_rate or stream.guessed_rate or 30
             fmt = FORMATS.get(dst.suffix.lower(), "mp4")
+            step = settings.frame_step
             with av.open(str(tmp), "w", format=fmt) as out:
+                if step > 1:  # how the reader learns that the file's frames are every step-th of the source's
+                    out.metadata["comment"] = frame_step_tag(step, Fraction(fps))
                 gop = str(settings.keyframe_interval)
                 # A fixed GOP (no scene-cut keyframes, no open GOP) so that every window starts near a keyframe.
                 video = out.add_stream("libx264", rate=fps, options={
@@ -78,7 +89,9 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"})
                 video.pix_fmt = "yuv420p"
                 turn = size = None
-                for frame in source.decode(stream):
+                for index, frame in enumerate(source.decode(stream)):
+                    if index % step:
+                        continue
                     array = to_rgb(frame)
                     if turn is None:  # the first frame's display matrix turns the whole video, as the reader does
                         turn = _rotation_steps(getattr(frame, "rotation", 0) or 0)
@@ -90,7 +103,9 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     if array.shape[:2] != size:
                         x = torch.from_numpy(array).permute(2, 0, 1)
                         array = TF.resize(x, list(size), antialias=True).permute(1, 2, 0).contiguous().numpy()
-                    out.mux(video.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
+                    picture = av.VideoFrame.from_ndarray(array, format="rgb24")
+                    picture.pts = index  # the source frame's time in the stream's 1/fps time base, kept frames or not
+                    out.mux(video.encode(picture))
                     frames += 1
                 if frames == 0:
                     raise VideoFailed("no frame could be decoded")
@@ -148,6 +163,8 @@ def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:
     manifest = out / MANIFEST
     if manifest.is_file():
         old = json.loads(manifest.read_text(encoding="utf-8")).get("settings")
+        if isinstance(old, dict):  # copies made before frame_step existed kept every frame
+            old = {"frame_step": 1, **old}
         if old != settings:
             raise SpecError(f"--out {out} holds a copy prepared with other settings ({old}); use another folder or "
                             f"delete it.")
@@ -164,8 +181,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_classes: int = 400,
-                    short_side: int | None = None, keyframe_interval: int = 16, crf: int = 23, workers: int = 1,
-                    progress: bool = True) -> dict[str, Any]:
+                    short_side: int | None = None, keyframe_interval: int = 16, crf: int = 23, frame_step: int = 1,
+                    workers: int = 1, progress: bool = True) -> dict[str, Any]:
     """Re-encode every video that dataset `name` under `root` lists into `out_dir` (see the module docstring).
 
     Returns the summary also written to ``prepare.json`` (harness.records.PrepareRecord): videos, prepared,
@@ -173,12 +190,17 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     storage_ratio, seconds, settings, and its provenance."""
     began = time.perf_counter()
     root, out = Path(root).expanduser(), Path(out_dir).expanduser()
-    if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51:
+    if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51 or frame_step < 1:
         raise SpecError(f"--keyframe-interval must be >= 1 (got {keyframe_interval}), --short-side >= 2 (got "
-                        f"{short_side}), --crf in 0..51 (got {crf}).")
-    settings = PrepareSettings(short_side, keyframe_interval, crf)
+                        f"{short_side}), --crf in 0..51 (got {crf}), --frame-step >= 1 (got {frame_step}).")
+    settings = PrepareSettings(short_side, keyframe_interval, crf, frame_step=frame_step)
     record = {"dataset": name, "root": str(root), **asdict(settings)}
     videos, files = _listed(name, root, num_classes)
+    if frame_step > 1:
+        timeless = next((src for src in videos if FORMATS.get(src.suffix.lower()) == "avi"), None)
+        if timeless is not None:  # AVI plays frames at a fixed rate: a kept frame cannot keep its source time
+            raise SpecError(f"--frame-step {frame_step} keeps each kept frame at its source time, which AVI cannot "
+                            f"store ({timeless}); use --frame-step 1 for this dataset.")
     targets = {src: out / _inside(src, root, "video") for src in videos}
     copies = {f: out / _inside(f, root, "annotation file") for f in files}
     _start(out, root, record)

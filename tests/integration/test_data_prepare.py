@@ -120,3 +120,83 @@ def test_bench_measures_every_loader_path_beside_what_the_trainer_consumes(tmp_p
     (tmp_path / "bad.json").write_text("[]")
     assert main([*bench, "--consumer", str(tmp_path / "bad.json"), *data]) == 2
     assert "not a `harness profile --out` record" in capsys.readouterr().err
+
+
+def _red(clip) -> list[int]:
+    """The frame index frames_pattern wrote into each frame's red channel."""
+    return [int(round(v)) for v in (clip[..., 0].float().mean(dim=(1, 2)) / 16).tolist()]
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".mkv", ".mov"])
+def test_a_copy_keeping_every_other_frame_reads_the_sources_frames_at_their_times(tmp_path, suffix):
+    from harness.data.decode import VideoReader
+    from harness.data.prepare import PrepareSettings, reencode
+    from tests.integration.test_data_support import write_video
+
+    source = write_video(tmp_path / "src.mp4", n=16, fps=15)
+    copy = tmp_path / f"copy{suffix}"
+    assert reencode(source, copy, PrepareSettings(None, keyframe_interval=2, frame_step=2)) == 8
+    with VideoReader(source) as src, VideoReader(copy) as half:
+        # The source's rate and frame count, so strides keep counting source frames (Matroska stores no count:
+        # estimated from the duration, which ends where the last kept frame does, one source frame early).
+        assert (half.info.fps, half.info.frame_step) == (src.info.fps, 2)
+        assert src.info.frames - half.info.frames in ((0,) if suffix != ".mkv" else (1,))
+        even = [k / 15 for k in (4, 6, 8, 10)]
+        assert _red(half.frames_at(even)) == _red(src.frames_at(even)) == [4, 6, 8, 10]
+        between = _red(half.frames_at([5 / 15, 9 / 15]))  # odd frames were dropped: a kept neighbour instead
+        assert [abs(got - asked) for got, asked in zip(between, (5, 9))] == [1, 1]
+
+
+def test_windows_between_kept_frames_seek_instead_of_decoding_from_the_start(tmp_path, monkeypatch):
+    from harness.data.decode import VideoReader
+    from harness.data.prepare import PrepareSettings, reencode
+    from tests.integration.test_data_support import write_video
+
+    copy = tmp_path / "copy.mp4"
+    reencode(write_video(tmp_path / "src.mp4", n=16, fps=15), copy, PrepareSettings(None, 2, frame_step=2))
+    seeks = []
+    seek = VideoReader._seek
+    monkeypatch.setattr(VideoReader, "_seek", lambda self, target: seeks.append(target) or seek(self, target))
+    with VideoReader(copy) as reader:
+        for first in (5, 7, 9):  # odd source frames: the first frame of the window lies one source frame later
+            assert _red(reader.frames_at([first / 15, (first + 2) / 15]))[0] in (first - 1, first + 1)
+    assert 0.0 not in seeks  # none overshot its window and fell back to decoding from the beginning
+
+
+def test_prepare_with_a_frame_step_says_which_strides_get_nearest_frames_and_refuses_avi(dataset, tmp_path, capsys):
+    out = tmp_path / "half"
+    assert main(["data", "prepare", "--out", str(out), "--quiet", "--workers", "1", "--frame-step", "2",
+                 "data.name=kinetics", f"data.root={dataset}", "data.num_classes=4", "data.num_frames=8",
+                 "data.crop_size=32", "data.jitter=[36,48]"]) == 0
+    text = capsys.readouterr().out
+    assert "every 2 frames kept" in text and "not multiples of --frame-step 2" in text
+    assert json.loads((out / "prepare.json").read_text())["settings"]["frame_step"] == 2
+    assert scan_video(out / "train/c0/v000.mp4").frames == scan_video(dataset / "train/c0/v000.mp4").frames
+    avi = write_kinetics_list(tmp_path / "avi", videos=2, frames=12)
+    for path in avi.rglob("*.mp4"):
+        path.rename(path.with_suffix(".avi"))
+    (avi / "train.csv").write_text((avi / "train.csv").read_text().replace(".mp4", ".avi"))
+    with pytest.raises(SpecError, match="AVI cannot store"):
+        prepare_dataset(avi, tmp_path / "avi-half", name="kinetics", num_classes=4, frame_step=2, progress=False)
+
+
+def test_a_copy_prepared_before_frame_steps_existed_resumes(dataset, tmp_path):
+    out = tmp_path / "prepared"
+    prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4, progress=False)
+    manifest = json.loads((out / "prepare.json").read_text())
+    del manifest["settings"]["frame_step"]  # as written by earlier versions
+    (out / "prepare.json").write_text(json.dumps(manifest))
+    again = prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4,
+                            progress=False)
+    assert again["prepared"] == 0 and again["reused"] == 6
+
+
+def test_torchcodec_is_refused_on_a_copy_keeping_every_other_frame(tmp_path):
+    from harness.data.clip_dataset import _require_frame_times
+
+    (tmp_path / "prepare.json").write_text(json.dumps({"settings": {"frame_step": 2}}))
+    with pytest.raises(SpecError, match="data.decoder=pyav or nvdec"):
+        _require_frame_times(tmp_path, "torchcodec")
+    _require_frame_times(tmp_path, "pyav")  # PyAV reads the copy's source timing
+    (tmp_path / "prepare.json").write_text(json.dumps({"settings": {"frame_step": 1}}))
+    _require_frame_times(tmp_path, "torchcodec")

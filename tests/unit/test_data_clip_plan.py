@@ -82,6 +82,15 @@ def test_a_plan_redone_for_another_frame_size_keeps_its_times():
     assert (b.height, b.width) == (64, 48)
 
 
+def test_on_a_copy_keeping_every_other_frame_indices_count_the_files_frames():
+    req = ClipRequest(3, 8, 16, (2, 2), (16, 24), (0, 1, 2, 0, 3))
+    source = VideoGeometry(4.0, 30.0, 120, 48, 64)
+    full = train_clip_plan(req, 0, 10, source, ClipSampling())
+    half = train_clip_plan(req, 0, 10, VideoGeometry(4.0, 30.0, 120, 48, 64, frame_step=2), ClipSampling())
+    assert half.times == full.times  # the same draws: strides count source frames
+    assert half.frame_indices == nearest_frame_indices(full.times, 15.0)  # the copy holds them at 15 fps
+
+
 def test_frame_indices_are_the_nearest_frames_with_ties_to_the_earlier():
     fps = 15.0
     assert nearest_frame_indices([0.0, 3 / fps, 4.4 / fps, 4.5 / fps, 4.6 / fps, 13 / fps, -1.0], fps) == (

@@ -8,7 +8,7 @@
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
 # processes (pyav_scaling.py). CLIPS (default 192: two batches per worker) clips per shape and path;
 # NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=window asks
-# NVDEC for each clip's span as one window instead of by index. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# NVDEC for each clip's span as one window instead of by index; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
@@ -19,7 +19,7 @@ if python3 -c "import PyNvVideoCodec" 2>/dev/null; then
 fi
 data="data.name=synthetic data.root=/root/kl data.num_classes=8 data.train_videos=64"
 python3 -m harness data synth --preset kinetics-like --out /root/kl --workers $w --quiet | tail -1; el synth
-python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet $data | tail -2; el prepared
+python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -2; el prepared
 python3 -m harness data cache --out /root/kl-cache --workers $w --quiet $data | tail -1; el cached
 timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.json 2>&1 | grep -v "shape/s" \
   | tail -3; el profile
