@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -286,9 +287,36 @@ def _labels(labels: list[int | torch.Tensor]) -> torch.Tensor:
     return torch.stack(labels) if isinstance(labels[0], torch.Tensor) else torch.tensor(labels, dtype=torch.long)
 
 
+def stack_for_the_main_process(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """torch.stack that keeps the clips' memory layout and, inside a DataLoader worker, writes into shared memory.
+
+    A clip from :func:`~harness.data.transforms.resize_crop` is C×T×s×s with the channels innermost (the
+    resize's layout): stacking it in that layout is a plain copy per clip and gives the channels-last batch the GPU
+    step wants, where a contiguous N×C×T×s×s batch would transpose every clip here and back again on the GPU. In
+    a worker the batch then crosses to the main process without a further copy into shared memory."""
+    first = tensors[0]
+    n, per_clip = len(tensors), first.numel()
+    same = all(t.shape == first.shape and t.stride() == first.stride() for t in tensors)
+    # A layout worth keeping covers its storage exactly (no gaps, no overlap); else a contiguous batch.
+    dense = same and first.storage_offset() == 0 and first.untyped_storage().nbytes() == per_clip * first.element_size()
+    if dense:
+        strides = (per_clip, *first.stride())
+    else:  # row-major
+        strides = tuple(math.prod((n, *first.shape)[k + 1:]) for k in range(first.dim() + 1))
+    if torch.utils.data.get_worker_info() is not None:
+        storage = torch.UntypedStorage._new_shared(n * per_clip * first.element_size())
+        out = torch.empty(0, dtype=first.dtype).set_(storage, 0, (n, *first.shape), strides)
+    else:
+        out = torch.empty_strided((n, *first.shape), strides, dtype=first.dtype)
+    for row, t in zip(out, tensors):
+        row.copy_(t)
+    return out
+
+
 def collate_clips(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """A training batch: `clips` uint8 N×C×T×H×W, `labels` (N int64, or N×K float), `index` N, `failures`."""
-    return {"clips": torch.stack([x["clip"] for x in samples]), "labels": _labels([x["label"] for x in samples]),
+    return {"clips": stack_for_the_main_process([x["clip"] for x in samples]),
+            "labels": _labels([x["label"] for x in samples]),
             "index": torch.tensor([x["index"] for x in samples]),
             "failures": [f for x in samples for f in x["failures"]]}
 

@@ -51,6 +51,8 @@ def test_clips_do_not_depend_on_worker_count(kinetics):
     par = [b for _, b in zip(range(3), _loader(ds, plan, epoch, workers=2, start=start))]
     for a, b in zip(ref, par):
         assert torch.equal(a["clips"], b["clips"]) and torch.equal(a["index"], b["index"])
+        # the resize's channels-innermost layout, kept: the GPU step's channels-last batch with no transpose
+        assert a["clips"].is_contiguous(memory_format=torch.channels_last_3d)
     other_rank = next(iter(_loader(ds, plan, epoch, rank=1, start=start)))
     assert other_rank["clips"].shape == ref[0]["clips"].shape and not torch.equal(other_rank["index"], ref[0]["index"])
 
@@ -101,3 +103,18 @@ def test_eval_views_and_broken_eval_video(kinetics, tmp_path):
     bad = VideoClipDataset(load_annotations("synthetic", tmp_path, num_classes=2), one_view, train=False)
     item = bad[1]
     assert not item["valid"] and item["clips"].shape == (1, 3, 4, 24, 24) and "empty" in item["failures"][0][1]
+
+
+def _stacked_in_a_worker(samples):
+    from harness.data.clip_dataset import stack_for_the_main_process
+
+    out = stack_for_the_main_process(samples)
+    return out, out.is_shared()  # checked before the DataLoader hands it over
+
+
+def test_a_worker_stacks_its_batch_straight_into_shared_memory():
+    clips = [torch.arange(24, dtype=torch.uint8).view(2, 3, 4).permute(2, 0, 1) + i for i in range(3)]
+    loader = torch.utils.data.DataLoader(clips, batch_size=3, num_workers=1, collate_fn=_stacked_in_a_worker)
+    batch, shared_in_worker = next(iter(loader))
+    assert shared_in_worker and torch.equal(batch, torch.stack(clips))
+    assert batch.stride() == (24, *clips[0].stride())  # each clip's own layout
