@@ -610,14 +610,14 @@ def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
     summaries, overview = [], []
     for name in suite_names():
         summary_path = Path(out_dir) / name / "summary.json"
-        if summary_path.is_file():
-            summary = json.loads(summary_path.read_text())
+        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+        if summary is not None:
             summaries.append({**summary, "href": f"{name}/index.html"})
-            overview += summary.get("overview", [])
         else:
-            suite_def = load_suite_def(name)
-            summaries.append({"suite": name, "description": suite_def.description})
-            overview += overview_rows(name, None, build_tables(suite_def, {}, load_paper_rows()),
-                                      _suite_profiles(results_dir, name))
+            summaries.append({"suite": name, "description": load_suite_def(name).description})
+        # A report of predictions only keeps no overview rows: its paper rows then come with their predicted
+        # speedups from results/profile/, as for a suite without a report.
+        overview += (summary or {}).get("overview") or overview_rows(
+            name, None, build_tables(load_suite_def(name), {}, load_paper_rows()), _suite_profiles(results_dir, name))
     _write(Path(out_dir) / "overview.md", overview_markdown(overview))
     return _write(Path(out_dir) / "index.html", build_index(summaries, overview))

@@ -293,6 +293,14 @@ def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)  # 1a before 1b
     assert "Every paper table in one place" in (out / "index.html").read_text()
     assert "on one Card X" in lines[-1]
+    # A report of predictions only (its summary has no overview rows) still lists its paper rows, predicted.
+    (results / "profile" / "paper" / "kinetics_models.json").write_text(json.dumps(
+        {**profile, "runs": [{"variant": "i3d_multigrid", "predicted_speedup": 3.71}]}))
+    (out / "kinetics_models").mkdir(parents=True, exist_ok=True)
+    (out / "kinetics_models" / "summary.json").write_text(json.dumps({"suite": "kinetics_models", "overview": []}))
+    assert args.func(args) == 0
+    table3 = [line for line in (out / "overview.md").read_text().splitlines() if line.startswith("| 3 |")]
+    assert any("i3d_multigrid" in line and "3.71× (eager)" in line for line in table3)
 
 
 def test_paper_order_sentence_counts_pairs_in_the_papers_order():
