@@ -311,7 +311,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                             "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
     bench.add_argument("--nvdec-access", choices=("indices", "window"), default="indices",  # nvdec.ACCESS, no torch
                        help="with data.decoder=nvdec: ask the decoder for a clip's frames by index (the trainer's) "
-                            "or as one window from its first frame to its last")
+                            "or seek to its first frame and decode its span in order (window)")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
     bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "

@@ -42,10 +42,10 @@ INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
 # decoder's work per clip, not the thread count, is the limit.
 DECODE_THREADS = 8
 # How a clip's frames are asked of a decoder: `indices` (one get_batch_frames_by_index call for the clip's distinct
-# frames, the trainer's) or `window` (one slice from the clip's first frame to its last, then the clip's frames
-# picked from it). Which is faster depends on how the decoder seeks: on an H200 the prepared copy (a keyframe every
-# 16 frames) doubled `indices`' rate at the coarse shapes, as if each index were sought from its keyframe;
-# `harness data bench --nvdec-access` measures both.
+# frames, the trainer's) or `window` (seek_to_index to the clip's first frame, then get_batch_frames over its span,
+# the clip's frames picked from it; SimpleDecoder's slicing is get_batch_frames_by_index again). Which is faster
+# depends on how the decoder walks the indices: on an H200 the prepared copy (a keyframe every 16 frames) doubled
+# `indices`' rate at the coarse shapes; `harness data bench --nvdec-access` measures both.
 ACCESS = ("indices", "window")
 
 
@@ -139,7 +139,8 @@ class NvdecDecoder:
         clamped = [min(max(0, i), n - 1) for i in indices]
         unique = sorted(set(clamped))
         if self.access == "window":  # one sequential run over the clip's span, then its frames
-            span = decoder[unique[0]:unique[-1] + 1]
+            decoder.seek_to_index(unique[0])
+            span = decoder.get_batch_frames(unique[-1] - unique[0] + 1)
             decoded = [span[i - unique[0]] for i in unique] if len(span) == unique[-1] - unique[0] + 1 else span
         else:
             decoded = decoder.get_batch_frames_by_index(unique)

@@ -51,8 +51,13 @@ class _PyAVDecoder:
     def get_batch_frames_by_index(self, indices):
         return [self.frames[i] for i in indices]
 
-    def __getitem__(self, key):  # SimpleDecoder's slicing: the frames of a range, decoded in order
-        return self.frames[key]
+    def seek_to_index(self, index):  # SimpleDecoder's sequential access: a cursor, then the next frames
+        self.cursor = index
+
+    def get_batch_frames(self, n):
+        out = self.frames[self.cursor:self.cursor + n]
+        self.cursor += len(out)
+        return out
 
 
 class _FakeNvc:

@@ -8,7 +8,7 @@
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
 # processes (pyav_scaling.py). CLIPS (default 192: two batches per worker) clips per shape and path;
 # NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=window asks
-# NVDEC for each clip's span as one window instead of by index; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# NVDEC to seek to each clip's first frame and decode its span in order instead of by index; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
