@@ -78,18 +78,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _shapes_plan(spec: Any) -> Any:
+    """The plan of `spec`'s run, for its shapes and strides: a dataset too small to fill the planned batches (a
+    benchmark set) is planned as if it were large enough, since neither depends on its size."""
+    from harness.schedule import build_plan
+
+    try:
+        return build_plan(spec)
+    except SpecError:
+        return build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
+
+
 def strides_off_the_step(spec: Any, step: int) -> list[int]:
     """The temporal strides the run of `spec` draws (training at every planned shape, and evaluation) that are not
     multiples of `step`: on a copy keeping every step-th frame, those clips get the nearest kept frames."""
-    from harness.schedule import build_plan
     from harness.schedule.trained import planned_loader_shapes
 
-    try:
-        plan = build_plan(spec)
-    except SpecError:  # a dataset too small to fill the planned batches: the strides do not depend on its size
-        plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
     strides = {spec.data.sampling_rate}
-    for shape in planned_loader_shapes(plan):
+    for shape in planned_loader_shapes(_shapes_plan(spec)):
         lo, hi = shape["stride_range"]
         strides.update(range(lo, hi + 1))
     return sorted(r for r in strides if r % step)
@@ -153,7 +159,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from harness.io import write_json_atomic
     from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
     from harness.records import DataBenchRecord
-    from harness.schedule import build_plan
     from harness.schedule.trained import planned_loader_shapes
 
     spec = _compose(args.overrides)
@@ -175,10 +180,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if cache:
         cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache,
                                                                                   decoder="pyav")), "train")
-    try:
-        plan = build_plan(spec)
-    except SpecError:  # a tiny benchmark set cannot fill the planned batches; the shapes do not depend on its size
-        plan = build_plan(spec.replace(data=dataclasses.replace(spec.data, train_videos=10**9)))
+    plan = _shapes_plan(spec)
     prepared = None
     if args.prepared:  # the same videos, re-encoded by `harness data prepare`
         prepared = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, root=args.prepared)),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -295,19 +294,14 @@ def stack_for_the_main_process(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     step wants, where a contiguous N×C×T×s×s batch would transpose every clip here and back again on the GPU. In
     a worker the batch then crosses to the main process without a further copy into shared memory."""
     first = tensors[0]
-    n, per_clip = len(tensors), first.numel()
+    n, nbytes = len(tensors), first.numel() * first.element_size()
     same = all(t.shape == first.shape and t.stride() == first.stride() for t in tensors)
-    # A layout worth keeping covers its storage exactly (no gaps, no overlap); else a contiguous batch.
-    dense = same and first.storage_offset() == 0 and first.untyped_storage().nbytes() == per_clip * first.element_size()
-    if dense:
-        strides = (per_clip, *first.stride())
-    else:  # row-major
-        strides = tuple(math.prod((n, *first.shape)[k + 1:]) for k in range(first.dim() + 1))
-    if torch.utils.data.get_worker_info() is not None:
-        storage = torch.UntypedStorage._new_shared(n * per_clip * first.element_size())
-        out = torch.empty(0, dtype=first.dtype).set_(storage, 0, (n, *first.shape), strides)
-    else:
-        out = torch.empty_strided((n, *first.shape), strides, dtype=first.dtype)
+    # A layout worth keeping covers its storage exactly (no gaps, no overlap); else a contiguous batch (None).
+    dense = same and first.storage_offset() == 0 and first.untyped_storage().nbytes() == nbytes
+    strides = (first.numel(), *first.stride()) if dense else None
+    shared = torch.utils.data.get_worker_info() is not None
+    storage = torch.UntypedStorage._new_shared(n * nbytes) if shared else torch.UntypedStorage(n * nbytes)
+    out = torch.empty(0, dtype=first.dtype).set_(storage, 0, (n, *first.shape), strides)
     for row, t in zip(out, tensors):
         row.copy_(t)
     return out

@@ -127,6 +127,13 @@ def _private_generator() -> torch.Generator:
     return torch.Generator().manual_seed(0)
 
 
+def _run_loader(spec: RunSpec, dataset: Any, workers: int, **options: Any) -> DataLoader:
+    """A DataLoader of this run with `workers` processes: its own generator (_private_generator), and workers
+    started the way the run's decoder needs (harness.data.nvdec.worker_context)."""
+    return DataLoader(dataset, num_workers=workers, multiprocessing_context=worker_context(spec.data.decoder, workers),
+                      generator=_private_generator(), **options)
+
+
 def _loss_fn(multilabel: bool):
     return nn.functional.binary_cross_entropy_with_logits if multilabel else nn.functional.cross_entropy
 
@@ -206,11 +213,9 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
 
         nvdec = NvdecDecoder(info.device, threads=DECODE_THREADS)
         check_codec(nvdec, train_set)
-    loader = DataLoader(train_set.planning() if nvdec else train_set, batch_sampler=sampler,
-                        collate_fn=collate_plans if nvdec else collate_clips, num_workers=workers,
-                        pin_memory=on_gpu and not nvdec, persistent_workers=workers > 0,
-                        multiprocessing_context=worker_context(spec.data.decoder, workers),
-                        generator=_private_generator())
+    loader = _run_loader(spec, train_set.planning() if nvdec else train_set, workers, batch_sampler=sampler,
+                         collate_fn=collate_plans if nvdec else collate_clips, pin_memory=on_gpu and not nvdec,
+                         persistent_workers=workers > 0)
     batches = nvdec.batches(loader, train_set) if nvdec else loader
     layout = (0, 0)
     bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
@@ -309,11 +314,8 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
     batch = spec.solver.batch_size // spec.num_gpus
     generator = torch.Generator().manual_seed(spec.seed)
     order = torch.randperm(len(train_set), generator=generator)[: batch * spec.train.precise_bn].tolist()
-    workers = min(spec.train.num_workers, 4)
-    loader = DataLoader(torch.utils.data.Subset(train_set, order), batch_size=batch, drop_last=True,
-                        collate_fn=collate_clips, num_workers=workers,
-                        multiprocessing_context=worker_context(spec.data.decoder, workers),
-                        generator=_private_generator())
+    loader = _run_loader(spec, torch.utils.data.Subset(train_set, order), min(spec.train.num_workers, 4),
+                         batch_size=batch, drop_last=True, collate_fn=collate_clips)
     net.train()
     for item in loader:
         with autocast:
@@ -332,11 +334,8 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
     views = val_set.sampling.eval_clips
     chosen = range(len(val_set.records)) if videos is None else videos
     mine = [v * views + c for k, v in enumerate(chosen) if k % info.world_size == info.rank for c in range(views)]
-    workers = min(spec.train.num_workers, 4)
-    loader = DataLoader(torch.utils.data.Subset(val_set, mine), batch_size=spec.train.eval_batch_size,
-                        collate_fn=collate_eval, num_workers=workers,
-                        multiprocessing_context=worker_context(spec.data.decoder, workers),
-                        generator=_private_generator())
+    loader = _run_loader(spec, torch.utils.data.Subset(val_set, mine), min(spec.train.num_workers, 4),
+                         batch_size=spec.train.eval_batch_size, collate_fn=collate_eval)
     metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
                        info.device, info.distributed, on_failures=bad.update)
     metrics["videos"] = len(chosen)
