@@ -114,7 +114,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
                   f"frame(s) off).")
     s = prepare_dataset(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
                         short_side=short_side or None, keyframe_interval=args.keyframe_interval, crf=args.crf,
-                        frame_step=args.frame_step, workers=args.workers, progress=not args.quiet)
+                        frame_step=args.frame_step, tune=None if args.tune == "none" else args.tune,
+                        workers=args.workers, progress=not args.quiet)
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
@@ -125,7 +126,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     print(f"prepared {s['prepared']} of {s['videos']} videos{already} in {args.out} "
           f"({len(s['bad'])} skipped): {s['bytes'] / 2**20:.1f} MiB against {s['source_bytes'] / 2**20:.1f} MiB of "
           f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames"
-          f"{f', every {args.frame_step} frames kept' if args.frame_step > 1 else ''}. "
+          f"{f', every {args.frame_step} frames kept' if args.frame_step > 1 else ''}"
+          f"{f', x264 tuned for {args.tune}' if args.tune != 'none' else ''}. "
           f"Train on it with data.name={spec.data.name} data.root={Path(args.out).resolve()}")
     return 0
 
@@ -293,6 +295,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          help="keep every K-th frame at its source time (default 1: all): K times fewer frames to "
                               "decode per clip where the recipe's strides are multiples of K (the baseline's "
                               "stride 2); other strides take the nearest kept frame, and the command says which")
+    prepare.add_argument("--tune", choices=("fastdecode", "none"), default="fastdecode",
+                         help="x264 tuning (default fastdecode: no CABAC, deblocking or weighted prediction, so a "
+                              "clip decodes about 2x faster on the CPU for some 10-20%% more bytes; none: x264's "
+                              "defaults, the smallest files)")
     prepare.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                          help="processes re-encoding in parallel (default: all cores)")
     prepare.add_argument("--json", action="store_true", help="print the summary as JSON")

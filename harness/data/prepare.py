@@ -56,6 +56,12 @@ class PrepareSettings:
     # Keep every frame_step-th frame at its source time: a recipe whose strides are all multiples of k never asks
     # for the others (harness.cli_data.recipe_frame_step), and each clip decodes k times fewer frames.
     frame_step: int = 1
+    # x264's fastdecode tuning (no CABAC, no deblocking filter, no weighted prediction): a clip decodes about twice
+    # as fast on the CPU for some 10-20% more bytes (docs/data.md); None encodes with x264's defaults.
+    tune: str | None = "fastdecode"
+
+
+TUNES = ("fastdecode", None)
 
 
 def encoded_size(h: int, w: int, short_side: int | None) -> tuple[int, int]:
@@ -84,9 +90,11 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     out.metadata["comment"] = frame_step_tag(step, Fraction(fps))
                 gop = str(settings.keyframe_interval)
                 # A fixed GOP (no scene-cut keyframes, no open GOP) so that every window starts near a keyframe.
-                video = out.add_stream("libx264", rate=fps, options={
-                    "crf": str(settings.crf), "preset": settings.preset, "threads": "1",
-                    "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"})
+                options = {"crf": str(settings.crf), "preset": settings.preset, "threads": "1",
+                           "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"}
+                if settings.tune:
+                    options["tune"] = settings.tune
+                video = out.add_stream("libx264", rate=fps, options=options)
                 video.pix_fmt = "yuv420p"
                 turn = size = None
                 for index, frame in enumerate(source.decode(stream)):
@@ -163,8 +171,8 @@ def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:
     manifest = out / MANIFEST
     if manifest.is_file():
         old = json.loads(manifest.read_text(encoding="utf-8")).get("settings")
-        if isinstance(old, dict):  # copies made before frame_step existed kept every frame
-            old = {"frame_step": 1, **old}
+        if isinstance(old, dict):  # copies made before frame_step and tune existed: every frame, x264's defaults
+            old = {"frame_step": 1, "tune": None, **old}
         if old != settings:
             raise SpecError(f"--out {out} holds a copy prepared with other settings ({old}); use another folder or "
                             f"delete it.")
@@ -182,7 +190,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_classes: int = 400,
                     short_side: int | None = None, keyframe_interval: int = 16, crf: int = 23, frame_step: int = 1,
-                    workers: int = 1, progress: bool = True) -> dict[str, Any]:
+                    tune: str | None = "fastdecode", workers: int = 1, progress: bool = True) -> dict[str, Any]:
     """Re-encode every video that dataset `name` under `root` lists into `out_dir` (see the module docstring).
 
     Returns the summary also written to ``prepare.json`` (harness.records.PrepareRecord): videos, prepared,
@@ -193,7 +201,9 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51 or frame_step < 1:
         raise SpecError(f"--keyframe-interval must be >= 1 (got {keyframe_interval}), --short-side >= 2 (got "
                         f"{short_side}), --crf in 0..51 (got {crf}), --frame-step >= 1 (got {frame_step}).")
-    settings = PrepareSettings(short_side, keyframe_interval, crf, frame_step=frame_step)
+    if tune not in TUNES:
+        raise SpecError(f"--tune must be one of {', '.join(t or 'none' for t in TUNES)} (got {tune}).")
+    settings = PrepareSettings(short_side, keyframe_interval, crf, frame_step=frame_step, tune=tune)
     record = {"dataset": name, "root": str(root), **asdict(settings)}
     videos, files = _listed(name, root, num_classes)
     if frame_step > 1:

@@ -52,6 +52,29 @@ def test_prepared_copy_has_short_gops_the_same_frames_and_annotations(dataset, t
     assert not list(out.rglob("*.partial"))
 
 
+def x264_options(path) -> str:
+    """The encoder settings x264 writes into every stream it makes (an SEI message that starts "x264 - core")."""
+    data = path.read_bytes()
+    start = data.index(b"x264 - core")
+    return data[start:data.index(b"\x00", start)].decode("ascii", "replace")
+
+
+@pytest.mark.parametrize("tune, cabac, deblock", [("fastdecode", "cabac=0", "deblock=0"),
+                                                  (None, "cabac=1", "deblock=1")])
+def test_prepare_tunes_x264_for_fast_decoding_unless_asked_not_to(dataset, tmp_path, tune, cabac, deblock):
+    out = tmp_path / "prepared"
+    prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4, tune=tune,
+                    progress=False)
+    options = x264_options(out / "train/c0/v000.mp4")
+    assert cabac in options.split() and any(o.startswith(deblock) for o in options.split())
+    assert json.loads((out / "prepare.json").read_text())["settings"]["tune"] == tune
+    with pytest.raises(SpecError, match="other settings"):  # a copy is never finished with another tuning
+        prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4,
+                        tune=None if tune else "fastdecode", progress=False)
+    with pytest.raises(SpecError, match="--tune"):
+        prepare_dataset(dataset, tmp_path / "other", name="kinetics", num_classes=4, tune="film", progress=False)
+
+
 def test_prepare_resumes_and_refuses_other_settings_and_the_source_folder(dataset, tmp_path):
     out = tmp_path / "prepared"
     prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4, progress=False)
