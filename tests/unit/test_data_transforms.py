@@ -82,6 +82,17 @@ def test_resize_crop_uint8_ctHW_and_flip():
     assert torch.equal(resize_crop(frames, CropBox(0, 10, 40), 40, flip=True), same.flip(-1))
 
 
+@pytest.mark.parametrize("antialias", [False, True])
+def test_resize_crop_gives_torchvisions_resized_crop_pixels(antialias):
+    from torchvision.transforms.v2 import functional as TF
+
+    frames = torch.randint(0, 256, (4, 48, 64, 3), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    for box, s in [(CropBox(3, 5, 30), 40), (CropBox(0, 16, 48), 20), (CropBox(7, 1, 33), 33)]:  # up, down, same
+        theirs = TF.resized_crop(frames.permute(0, 3, 1, 2), box.top, box.left, box.size, box.size, [s, s],
+                                 antialias=antialias).permute(1, 0, 2, 3)
+        assert torch.equal(resize_crop(frames, box, s, antialias=antialias), theirs)
+
+
 def test_normalize_floats():
     clips = torch.full((2, 3, 1, 2, 2), 255, dtype=torch.uint8)
     out = normalize(clips)
