@@ -6,7 +6,7 @@
 # frame cache; `harness profile` of the default recipe (CUDA graphs); `harness data bench` of every loader path
 # (PyAV and, with PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
-# processes (pyav_scaling.py). CLIPS (default 192: two batches per worker) clips per shape and path;
+# processes (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and path;
 # NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=window asks
 # NVDEC to seek to each clip's first frame and decode its span in order instead of by index; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
@@ -26,7 +26,7 @@ timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.jso
 # The baseline's shape first; the record is rewritten after every shape, so a bench cut off keeps what it measured.
 # A line per path as it is measured, and the main process's stacks every 150 s, go to data_bench.log: a path that
 # hangs shows where it waits.
-timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-192} --workers $w \
+timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-360} --workers $w \
   --cache /root/kl-cache --prepared /root/kl-prepared --consumer $OUT/profile.json --out $OUT/data_bench.json \
   ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} ${NVDEC_ACCESS:+--nvdec-access $NVDEC_ACCESS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
