@@ -1,6 +1,11 @@
 # Sourced by the scripts here: wheels, paths, provenance, NCCL settings, a clock.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HARNESS_DATA_DIR=/root/hdata HARNESS_COMMIT=$1
+# Stop at once, not after a call's worth of failing runs, where the wheels did not come (run
+# ../shared/tools/device-wheels.sh --nvdec here and carry .whl).
+python3 -c "import av, fvcore, hydra, omegaconf, tqdm" 2>/dev/null || {
+  echo "the machine lacks the project's dependencies: fetch them into .whl (see tools/device/README.md) and carry .whl"
+  exit 3; }
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # no NVLink multicast
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 t0=$(date +%s)
