@@ -12,7 +12,6 @@ import pytest
 
 from harness import cli_data
 from harness.data import load_annotations, scan_video
-from harness.data.decode import read_clip
 from harness.data.synth import PRESETS, class_names, class_table, make_synthetic_dataset, preset_config, render_video
 from harness.records import DataBenchRecord
 from harness.spec import SpecError
@@ -54,9 +53,11 @@ def test_synthetic_dataset_layout_and_determinism(synth, tmp_path):
     assert not list(synth.rglob("*.partial"))
     again = tmp_path / "again"
     make_synthetic_dataset(again, "smoke", progress=False, **TINY)
-    a = read_clip(ann.records[3].path, [0.0, 0.3])
-    b = read_clip(again / ann.records[3].path.relative_to(synth), [0.0, 0.3])
-    assert np.array_equal(a.numpy(), b.numpy())
+    # The rendered frames are bit-identical; x264's output is not always (one video in a few runs differs in
+    # coding noise), so the decoded videos are compared for what they show.
+    cfg = preset_config("smoke", **TINY)
+    first, second = (render_video((1, 2), cfg, np.random.default_rng([cfg.seed, 0, 3])) for _ in range(2))
+    assert np.array_equal(first, second)
     assert frame_difference(ann.records[3].path, again / ann.records[3].path.relative_to(synth)) < 0.005
     assert (synth / "train.csv").read_text() == (again / "train.csv").read_text()
 
