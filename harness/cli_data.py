@@ -317,9 +317,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--nvdec-threads", type=int, default=None, metavar="N",
                        help="with data.decoder=nvdec: decoding threads, each with its own persistent NVDEC decoder "
                             "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
-    bench.add_argument("--nvdec-access", choices=("indices", "window"), default="indices",  # nvdec.ACCESS, no torch
-                       help="with data.decoder=nvdec: ask the decoder for a clip's frames by index (the trainer's) "
-                            "or seek to its first frame and decode its span in order (window)")
+    bench.add_argument("--nvdec-access", choices=("window", "indices"), default="window",  # nvdec.ACCESS, no torch
+                       help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
+                            "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
     bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "

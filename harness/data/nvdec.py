@@ -41,12 +41,12 @@ INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
 # 114 clips/s of Kinetics-like video at 32x224 and 16 threads with decoding ahead 104 (docs/gpu-notes.md): the
 # decoder's work per clip, not the thread count, is the limit.
 DECODE_THREADS = 8
-# How a clip's frames are asked of a decoder: `indices` (one get_batch_frames_by_index call for the clip's distinct
-# frames, the trainer's) or `window` (seek_to_index to the clip's first frame, then get_batch_frames over its span,
-# the clip's frames picked from it; SimpleDecoder's slicing is get_batch_frames_by_index again). Which is faster
-# depends on how the decoder walks the indices: on an H200 the prepared copy (a keyframe every 16 frames) doubled
-# `indices`' rate at the coarse shapes; `harness data bench --nvdec-access` measures both.
-ACCESS = ("indices", "window")
+# How a clip's frames are asked of a decoder, the default first: `window` (seek_to_index to the clip's first frame,
+# then get_batch_frames over its span, the clip's frames picked from it) or `indices` (one get_batch_frames_by_index
+# call for the clip's distinct frames; SimpleDecoder's slicing is the same call). On an H200 host with Kinetics-like
+# video, `window` delivered 128-166 clips/s on the source against `indices`' 82-128, at every planned shape
+# (results/data_bench/; `harness data bench --nvdec-access` measures either).
+ACCESS = ("window", "indices")
 
 
 # DataLoader workers forked from a process whose NVDEC threads have decoded die (SIGSEGV, or exit at once: measured
@@ -95,7 +95,7 @@ class NvdecDecoder:
     `nvc` stands in for the PyNvVideoCodec module (tests run the executor on the CPU with a PyAV stand-in)."""
 
     def __init__(self, device: torch.device | str | int = "cuda", threads: int | None = DECODE_THREADS,
-                 nvc: Any = None, access: str = "indices"):
+                 nvc: Any = None, access: str = ACCESS[0]):
         if access not in ACCESS:
             raise ValueError(f"NVDEC frame access must be one of {', '.join(ACCESS)}, got {access!r}")
         self.access = access

@@ -6,7 +6,8 @@ away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding
 frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
 
 The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's
-frame rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames) to the
+frame rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames, x264 tuned
+for fast decoding unless ``tune`` is None) to the
 same relative path. With ``frame_step`` K > 1 it keeps every K-th frame at its source time and says so in the
 container's comment (with the source's frame rate), so the reader reports the source's rate and frame count and
 strides keep counting source frames: a recipe whose strides are multiples of K reads the very frames it would read

@@ -319,10 +319,11 @@ def test_a_clip_is_the_same_asked_by_index_or_as_one_window(tmp_path):
     ds = _dataset(tmp_path, bad=False)
     reqs = _requests(6, len(ds.records), t=4, s=16)
     items = [ds.planning()[r] for r in reqs]
-    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as by_index, \
-            NvdecDecoder("cpu", threads=2, nvc=_FakeNvc, access="window") as by_window:
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc, access="indices") as by_index, \
+            NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as by_window:
         assert torch.equal(by_index.clips(ds, items)["clips"], by_window.clips(ds, items)["clips"])
-    with pytest.raises(ValueError, match="indices, window"):
+    assert by_window.access == "window"  # the trainer's
+    with pytest.raises(ValueError, match="window, indices"):
         NvdecDecoder("cpu", nvc=_FakeNvc, access="seek")
     bench = build_parser()._subparsers._group_actions[0].choices["data"]._subparsers._group_actions[0]
     access = next(a for a in bench.choices["bench"]._actions if a.dest == "nvdec_access")

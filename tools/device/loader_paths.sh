@@ -7,8 +7,8 @@
 # (PyAV and, with PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
 # processes (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and path;
-# NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=window asks
-# NVDEC to seek to each clip's first frame and decode its span in order instead of by index; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices asks
+# NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
