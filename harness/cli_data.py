@@ -176,7 +176,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cache = args.cache or spec.data.cache
     # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them, and
     # data.decoder=nvdec the NVDEC path's (its error, where NVDEC cannot run here, comes before any work).
-    spec = spec.replace(data=dataclasses.replace(spec.data, cache=None))
+    low_res_copies = tuple(args.low_res or spec.data.low_res_copies)
+    if low_res_copies and not args.prepared:
+        raise SpecError("--low-res (data.low_res_copies) measures the prepared copy together with its smaller "
+                        "copies: give the prepared copy with --prepared DIR too.")
+    spec = spec.replace(data=dataclasses.replace(spec.data, cache=None, low_res_copies=()))
     dataset = VideoClipDataset.from_spec(spec, "train", decode_threads=args.threads)
     cached = None
     if cache:
@@ -187,6 +191,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.prepared:  # the same videos, re-encoded by `harness data prepare`
         prepared = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, root=args.prepared)),
                                               "train", decode_threads=args.threads)
+    low_res = None
+    if low_res_copies:  # the prepared copy, its clips of small scale-jitter draws decoded from the smaller copies
+        low_res = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(
+            spec.data, root=args.prepared, low_res_copies=low_res_copies)), "train", decode_threads=args.threads)
     nvdec = None
     if spec.data.decoder == "nvdec":
         from harness.data.nvdec import NvdecDecoder, check_codec
@@ -211,7 +219,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
               disable=args.json) as bar:
         try:
             record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
-                                       prepared=prepared, consumer=consumer, preset=synthetic_preset(spec.data.root),
+                                       prepared=prepared, low_res=low_res, consumer=consumer,
+                                       preset=synthetic_preset(spec.data.root),
                                        nvdec=nvdec, on_shape=measured_one,
                                        log=None if args.json else tqdm.write))
         finally:
@@ -320,6 +329,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--nvdec-access", choices=("window", "indices"), default="window",  # nvdec.ACCESS, no torch
                        help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
                             "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
+    bench.add_argument("--low-res", action="append", metavar="DIR",
+                       help="with --prepared: also measure the prepared copy with this copy at a smaller short side "
+                            "(harness data prepare --short-side N; repeatable), as data.low_res_copies reads them "
+                            "(path pyav_prepared_low_res)")
     bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
                                        "default: data.cache")
     bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "

@@ -60,6 +60,9 @@ class DataSpec:
     num_classes: int = 400
     cache: str | None = None  # folder of a decoded-frame cache (`harness data cache`) to read clips from
     decoder: str = "pyav"  # "pyav" (CPU, in the loader's workers), "torchcodec" (CPU), "nvdec" (GPU, training clips)
+    # Copies of data.root at smaller short sides (`harness data prepare --short-side N`): a training clip whose
+    # scale-jitter draw is at most N pixels decodes the smallest such copy (harness.data.low_res).
+    low_res_copies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,9 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(d.decoder == "pyav" or d.cache is None,
              f"'data.cache' serves decoded frames, so nothing is decoded, but data.decoder={d.decoder}. Unset one: "
              f"data.cache=null to decode, or data.decoder=pyav to read the cache.")
+    _require(not d.low_res_copies or (d.decoder == "pyav" and d.cache is None),
+             "'data.low_res_copies' are decoded by PyAV in the loader's workers, so they need data.decoder=pyav and "
+             "no data.cache; unset data.low_res_copies (data.low_res_copies=[]) or use data.decoder=pyav.")
     _require(d.decoder != "nvdec" or spec.train.device != "cpu",
              "'data.decoder=nvdec' decodes on a CUDA GPU, but train.device=cpu. Use data.decoder=pyav.")
     _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")

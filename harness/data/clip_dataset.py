@@ -33,6 +33,7 @@ from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_ca
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, train_clip_plan
 from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video, require_decoder
 from harness.data.frames import FrameListReader, FrameListRecord
+from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
 from harness.spec import RunSpec, SpecError
@@ -100,7 +101,8 @@ class VideoClipDataset(torch.utils.data.Dataset):
 
     def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
                  min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0,
-                 cache: FrameCache | None = None, decoder: str = "pyav"):
+                 cache: FrameCache | None = None, decoder: str = "pyav", root: str | Path | None = None,
+                 low_res: tuple[LowResCopy, ...] = ()):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
         self.annotations, self.records = annotations, annotations.records
@@ -109,6 +111,10 @@ class VideoClipDataset(torch.utils.data.Dataset):
         self.decode_threads, self.seed = decode_threads, seed
         self.cache = cache  # a checked FrameCache (open_frame_cache): frames come from it instead of decoding
         self.decoder = decoder  # data.decoder: "pyav", "torchcodec" or "nvdec" (CPU readers are PyAV's under nvdec)
+        # Copies at smaller short sides that training clips of a small scale-jitter draw decode instead (the
+        # videos' relative paths under `root`, data.root, are theirs in each copy).
+        self.root = Path(root).expanduser() if root is not None else None
+        self.low_res = low_res
         self.plans_only = False  # training items are clip plans, not clips (planning(): the NVDEC path's workers)
         self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
 
@@ -130,7 +136,9 @@ class VideoClipDataset(torch.utils.data.Dataset):
         keywords = {k: options.pop(k) for k in ("min_frames", "max_retries", "decode_threads") if k in options}
         train = options.pop("train", split == "train")  # train=False: the split's videos as evaluation views
         fields.update(options)
-        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, decoder=d.decoder, **keywords)
+        low_res = open_low_res_copies(d.low_res_copies, root) if d.low_res_copies and train else ()
+        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, decoder=d.decoder, root=root,
+                   low_res=low_res, **keywords)
 
     @property
     def num_classes(self) -> int:
@@ -231,13 +239,35 @@ class VideoClipDataset(torch.utils.data.Dataset):
 
     def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
         sp, n = self.sampling, len(self.records)
-        with self._open(attempt_index(req, attempt, n)) as reader:
+        index = attempt_index(req, attempt, n)
+        with self._open(index) as reader:
             video = geometry(reader.info)
             plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
+            smaller = self._low_res_clip(index, plan)
+            if smaller is not None:
+                return smaller, plan
             frames = reader.frames_at(plan.times)
         if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())
         return resize_crop(frames, plan.box, plan.size, plan.flip, sp.antialias), plan
+
+    def _low_res_clip(self, index: int, plan: ClipPlan) -> torch.Tensor | None:
+        """The clip of `plan` decoded from the smallest of data.low_res_copies that has its drawn short side
+        (harness.data.low_res); None where no copy is small enough to help, the copy lacks the video or cannot
+        read it, or holds it at another aspect ratio: the full copy decodes it then."""
+        level = pick_copy(self.low_res, plan.short_side) if self.low_res and self.root is not None else None
+        if level is None:
+            return None
+        try:
+            path = level.root / self.records[index].path.relative_to(self.root)
+            with open_video(path, self.decode_threads, self.decoder) as reader:
+                frames = reader.frames_at(plan.times)
+        except (VideoError, ValueError):
+            return None
+        box = scale_box(plan.box, (plan.height, plan.width), tuple(frames.shape[1:3]))
+        if box is None:
+            return None
+        return resize_crop(frames, box, plan.size, plan.flip, self.sampling.antialias)
 
     def _target(self, record: VideoRecord, times: Sequence[float] | None) -> int | torch.Tensor:
         """Class index, or (multi-label) a 0/1 vector: in training the actions overlapping the clip's window."""

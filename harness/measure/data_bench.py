@@ -7,7 +7,8 @@ sampler's requests) at several worker counts. Timings exclude a warm-up batch (t
 Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache
 and the whole loader on the cache, so the two can be compared shape by shape in one record. With
 `data.decoder=nvdec` it also measures the NVDEC path (workers plan, the GPU decodes and resamples: paths `nvdec`
-and, on a prepared copy, `nvdec_prepared`).
+and, on a prepared copy, `nvdec_prepared`); given copies at smaller short sides (`--low-res`), the prepared copy
+read together with them as `data.low_res_copies` reads them (`pyav_prepared_low_res`).
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def loader_batches(clips: int, per_gpu_batch: int, workers: int) -> tuple[int, i
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
                  cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None,
-                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 log: Callable[[str], None] | None = None, low_res: VideoClipDataset | None = None) -> dict[str, Any]:
     """One row of the record: decode, resample and CPU loader clips/s at `shape` (and from the cache and the
     prepared copy, if given). `log` gets a line per loader path and worker count as it is measured."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
@@ -183,6 +184,8 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
         _measure_path(row, "cache_loader_clips_per_s", cached, reqs, workers, log=log)
     if prepared is not None:
         _measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
+    if low_res is not None:
+        _measure_path(row, "prepared_low_res_loader_clips_per_s", low_res, reqs, workers, log=log)
     return row
 
 
@@ -201,11 +204,16 @@ def _bench_nvdec(row: dict[str, Any], dataset: VideoClipDataset, workers: tuple[
 # Loader paths of the record's `paths[]`: (name, the per-shape column of loader clips/s by worker count).
 PATHS = (("pyav", "loader_clips_per_s"), ("pyav_prepared", "prepared_loader_clips_per_s"),
          ("cache", "cache_loader_clips_per_s"), ("nvdec", "nvdec_loader_clips_per_s"),
-         ("nvdec_prepared", "nvdec_prepared_loader_clips_per_s"))
+         ("nvdec_prepared", "nvdec_prepared_loader_clips_per_s"),
+         ("pyav_prepared_low_res", "prepared_low_res_loader_clips_per_s"))
 
 
 def _video_bytes(dataset: VideoClipDataset) -> int:
-    return sum(r.path.stat().st_size for r in dataset.records if r.path.is_file())
+    """Bytes of the dataset's videos, and of the copies at smaller short sides it reads (data.low_res_copies)."""
+    paths = [r.path for r in dataset.records]
+    if dataset.root is not None:
+        paths += [c.root / p.relative_to(dataset.root) for c in dataset.low_res for p in paths]
+    return sum(p.stat().st_size for p in paths if p.is_file())
 
 
 def loader_paths(rows: list[dict[str, Any]], storage_ratio: dict[str, float | None]) -> list[dict[str, Any]]:
@@ -239,6 +247,7 @@ def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
 
 def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers: tuple[int, ...] = (0, 2),
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
+                 low_res: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None,
                  nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None,
                  log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -248,6 +257,8 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `cached`: the same dataset reading a frame cache; adds per shape `cache_read_clips_per_s` and
     `cache_loader_clips_per_s` (by worker count), and the record's `cache` (folder, short side, bytes).
     `prepared`: the same videos in a copy made by `harness data prepare`; adds `prepared_loader_clips_per_s`.
+    `low_res`: that copy with copies at smaller short sides (data.low_res_copies); adds
+    `prepared_low_res_loader_clips_per_s`, its storage counting every copy.
     `nvdec`: a harness.data.nvdec.NvdecDecoder; adds `nvdec_loader_clips_per_s` (and, with `prepared`,
     `nvdec_prepared_loader_clips_per_s`): workers plan, NVDEC decodes and resamples on the GPU.
     `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
@@ -265,7 +276,8 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     fixed = {"preset": preset, "dataset": {
         "name": plan.spec.data.name, "root": plan.spec.data.root, "videos": len(dataset.records)},
         "decode_threads": dataset.decode_threads, "intra_op_threads": 1, "cache": cache}
-    ratios = _storage_ratios(dataset, prepared, cached if cache is not None else None)  # once: it reads every size
+    # once: it reads every file's size
+    ratios = _storage_ratios(dataset, prepared, cached if cache is not None else None, low_res)
     consumed = consumer_rates(consumer) if consumer is not None else {}
     rows: list[dict[str, Any]] = []
 
@@ -283,7 +295,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     torch.set_num_threads(1)
     try:  # the CPU paths at every shape first: a GPU path that stalls cannot cost their measurements
         for shape in reversed(shapes):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log, low_res))
             if on_shape is not None:
                 on_shape(fields())
         for row in rows if nvdec is not None else ():
@@ -295,13 +307,15 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     return fields()
 
 
-def _storage_ratios(dataset: VideoClipDataset, prepared: VideoClipDataset | None,
-                    cached: VideoClipDataset | None) -> dict[str, float | None]:
+def _storage_ratios(dataset: VideoClipDataset, prepared: VideoClipDataset | None, cached: VideoClipDataset | None,
+                    low_res: VideoClipDataset | None = None) -> dict[str, float | None]:
     """Bytes on disk of each loader path over the source videos' bytes."""
     source = _video_bytes(dataset)
     ratios: dict[str, float | None] = {"pyav": 1.0, "nvdec": 1.0}
     if prepared is not None:
         ratios["pyav_prepared"] = ratios["nvdec_prepared"] = _video_bytes(prepared) / source if source else None
+    if low_res is not None:
+        ratios["pyav_prepared_low_res"] = _video_bytes(low_res) / source if source else None
     if cached is not None:  # the cache holds train and val, so its bytes are set against both splits' videos
         sizes = [v.get("size") for v in cached.cache.index.get("videos", {}).values()]
         ratios["cache"] = cached.cache.index["bytes"] / sum(sizes) if sizes and all(sizes) else None
@@ -351,7 +365,7 @@ def format_bench(record: dict[str, Any]) -> str:
     for path in record.get("paths", []):
         ratio = path["storage_ratio"]
         rates = {(p["t"], p["s"]): _rate(p["clips_per_s"]) for p in path["shapes"]}
-        lines.append(f"  {path['name']:<14} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
+        lines.append(f"  {path['name']:<21} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
                      + ", ".join(rates.get((r["t"], r["s"]), "-") for r in record["shapes"]))
     for r in record["shapes"]:
         for name, error in r.get("errors", {}).items():

@@ -8,7 +8,8 @@
 # with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
 # processes (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and path;
 # NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices asks
-# NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame. Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short
+# side N that the path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies). Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
@@ -20,6 +21,12 @@ fi
 data="data.name=synthetic data.root=/root/kl data.num_classes=8 data.train_videos=64"
 python3 -m harness data synth --preset kinetics-like --out /root/kl --workers $w --quiet | tail -1; el synth
 python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -2; el prepared
+low_res=${LOW_RES:-160} low_res_arg=""  # a second copy at this short side for the clips of small scale-jitter draws (0: none)
+if [ "$low_res" != 0 ]; then
+  python3 -m harness data prepare --out /root/kl-prepared-$low_res --short-side $low_res --workers $w --quiet \
+    ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -1; el "prepared at short side $low_res"
+  low_res_arg="--low-res /root/kl-prepared-$low_res"
+fi
 python3 -m harness data cache --out /root/kl-cache --workers $w --quiet $data | tail -1; el cached
 timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.json 2>&1 | grep -v "shape/s" \
   | tail -3; el profile
@@ -27,7 +34,7 @@ timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.jso
 # A line per path as it is measured, and the main process's stacks every 150 s, go to data_bench.log: a path that
 # hangs shows where it waits.
 timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-360} --workers $w \
-  --cache /root/kl-cache --prepared /root/kl-prepared --consumer $OUT/profile.json --out $OUT/data_bench.json \
+  --cache /root/kl-cache --prepared /root/kl-prepared $low_res_arg --consumer $OUT/profile.json --out $OUT/data_bench.json \
   ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} ${NVDEC_ACCESS:+--nvdec-access $NVDEC_ACCESS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
 [ -f $OUT/data_bench.json ] || { echo "no data bench record"; exit 1; }

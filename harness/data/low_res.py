@@ -1,0 +1,79 @@
+"""Copies of a dataset at smaller short sides, for the training clips whose scale jitter asks for fewer pixels.
+
+Why: a clip of multigrid's coarse shapes is cropped from frames scaled to a short side of 128-160 pixels (the
+jitter range of a 112-pixel crop), yet a decoder still decodes every frame at the stored size, 256 or more, and
+decoding is most of a loader worker's time. A second copy made by ``harness data prepare --short-side 160`` holds
+the same videos at about 40% of the pixels; a clip whose drawn short side is at most 160 decodes it instead.
+
+The clip's plan (which frames, the short-side draw, the crop box, the flip) stays the one drawn from the full
+copy's header, so a seed gives the same clips whichever copy decodes them: the box is scaled onto the smaller
+frames, and the crop is resized once to the output size as before (it now shrinks where it used to grow).
+A video missing from a smaller copy, or unreadable there, is read from the full copy.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.data.transforms import CropBox
+from harness.spec import SpecError
+
+
+@dataclass(frozen=True)
+class LowResCopy:
+    """A copy of the dataset (made by `harness data prepare`) whose videos have a short side of at most
+    `short_side` pixels."""
+
+    root: Path
+    short_side: int
+
+
+def open_low_res_copies(folders: tuple[str, ...] | list[str], root: str | Path) -> tuple[LowResCopy, ...]:
+    """The copies in `folders`, smallest first; SpecError naming the folder and the fix where one is not a finished
+    `harness data prepare` copy with a short side, is `root` itself, or repeats another's short side."""
+    copies = []
+    for folder in folders:
+        path = Path(folder).expanduser()
+        manifest = path / "prepare.json"
+        try:
+            record = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise SpecError(f"data.low_res_copies: {path} holds no readable prepare.json; make the copy with "
+                            f"harness data prepare data.root={root} --short-side N --out {path}.") from None
+        short = (record.get("settings") or {}).get("short_side")
+        if not isinstance(short, int) or short < 2:
+            raise SpecError(f"data.low_res_copies: {path} was prepared without --short-side, so its frames are no "
+                            f"smaller than data.root's; prepare it again with --short-side N (e.g. 160).")
+        if not record.get("complete"):
+            raise SpecError(f"data.low_res_copies: {path} is not finished; run the same harness data prepare "
+                            f"command again, it resumes.")
+        if path.resolve() == Path(root).expanduser().resolve():
+            raise SpecError(f"data.low_res_copies: {path} is data.root itself; list only the smaller copies.")
+        copies.append(LowResCopy(path, short))
+    copies.sort(key=lambda c: c.short_side)
+    sides = [c.short_side for c in copies]
+    if len(set(sides)) != len(sides):
+        raise SpecError(f"data.low_res_copies: two copies have the same short side ({sides}); keep one of each.")
+    return tuple(copies)
+
+
+def pick_copy(copies: tuple[LowResCopy, ...], short_side: int) -> LowResCopy | None:
+    """The smallest copy that still has the drawn `short_side` in pixels (so its crop is never enlarged more
+    than the full copy's would be); None where none is large enough."""
+    return next((c for c in copies if c.short_side >= short_side), None)
+
+
+def scale_box(box: CropBox, frame: tuple[int, int], smaller: tuple[int, int]) -> CropBox | None:
+    """`box`, drawn on frames of size `frame` (height, width), on the same frames at size `smaller`; None where
+    the two sizes are not the same picture scaled (their aspect ratios differ by more than a pixel's rounding)."""
+    (h, w), (sh, sw) = frame, smaller
+    ry, rx = sh / h, sw / w
+    if abs(ry - rx) * max(h, w) > 2:
+        return None
+    r = min(ry, rx)
+    size = max(1, min(round(box.size * r), sh, sw))
+    top = min(max(0, round(box.top * ry)), sh - size)
+    left = min(max(0, round(box.left * rx)), sw - size)
+    return CropBox(top, left, size)

@@ -1,0 +1,149 @@
+"""data.low_res_copies: training clips of a small scale-jitter draw decode a copy at a smaller short side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+import torch
+
+from harness.config import compose
+from harness.data.clip_dataset import VideoClipDataset
+from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
+from harness.data.prepare import prepare_dataset
+from harness.data.sampler import ClipRequest
+from harness.data.transforms import CropBox
+from harness.spec import SpecError
+
+
+def smooth_video(path, n=12, h=64, w=96, fps=15, seed=0):
+    """Gradients that survive scaling (a resampled copy looks the same) and the frame index in the red channel."""
+    rng = np.random.default_rng(seed)
+    gy, gx = rng.uniform(0.5, 1.5, 2)
+    ys, xs = np.mgrid[0:h, 0:w]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("libx264", rate=fps)
+        s.width, s.height, s.pix_fmt = w, h, "yuv420p"
+        s.bit_rate = 2_000_000
+        for i in range(n):
+            frame = np.empty((h, w, 3), np.uint8)
+            frame[..., 0] = 20 * i
+            frame[..., 1] = 30 + gy * ys * 1.5 + i  # at most 30 + 1.5 * 1.5 * 63 + 11 < 255: no edge
+            frame[..., 2] = 30 + gx * xs
+            c.mux(s.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        c.mux(s.encode())
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory):
+    """A Kinetics-style list of 4 videos at 64×96 and a copy of it at short side 32."""
+    base = tmp_path_factory.mktemp("low_res")
+    root = base / "src"
+    lines = []
+    for i in range(4):
+        rel = f"train/c{i % 2}/v{i}.mp4"
+        smooth_video(root / rel, seed=i)
+        lines.append(f"{rel} {i % 2}\n")
+    (root / "train.csv").write_text("".join(lines))
+    small = base / "small"
+    prepare_dataset(root, small, name="kinetics", num_classes=2, short_side=32, keyframe_interval=4, progress=False)
+    return root, small
+
+
+def dataset(root, small=None):
+    overrides = ["data.name=kinetics", f"data.root={root}", "data.num_classes=2", "data.num_frames=4",
+                 "data.sampling_rate=2", "data.crop_size=16", "data.jitter=[20,40]"]
+    if small is not None:
+        overrides.append(f"data.low_res_copies=[{small}]")
+    return VideoClipDataset.from_spec(compose(overrides), "train")
+
+
+def request(i, jitter):
+    return ClipRequest(i % 4, 4, 16, (2, 2), jitter, (0, 0, i))
+
+
+def test_a_clip_of_a_small_draw_decodes_the_smaller_copy_and_shows_the_same(copies):
+    root, small = copies
+    full, mixed = dataset(root), dataset(root, small)
+    assert mixed.low_res == (LowResCopy(small, 32),)
+    for i in range(6):
+        req = request(i, (20, 32))  # every draw at most 32: the copy at 32 serves it
+        a, b = full[req]["clip"], mixed[req]["clip"]
+        assert a.shape == b.shape == (3, 4, 16, 16)
+        assert not torch.equal(a, b)  # resampled from other pixels ...
+        diff = (a.float() - b.float()).abs()
+        assert diff.mean() < 4 and diff[0].max() < 12  # ... of the same frames (red: the frame index) and crop
+    for i in range(3):  # draws above 32 pixels: the full copy, exactly as without the smaller one
+        req = request(i, (33, 40))
+        assert torch.equal(full[req]["clip"], mixed[req]["clip"])
+
+
+def test_a_video_missing_from_the_smaller_copy_is_read_from_the_full_one(copies, tmp_path):
+    import shutil
+
+    root, small = copies
+    partial = tmp_path / "partial"
+    shutil.copytree(small, partial)
+    (partial / "train/c0/v0.mp4").unlink()
+    full, mixed = dataset(root), dataset(root, partial)
+    req = request(0, (20, 32))
+    assert torch.equal(full[req]["clip"], mixed[req]["clip"])
+
+
+def test_low_res_copies_are_checked_before_work_starts(copies, tmp_path):
+    root, small = copies
+    with pytest.raises(SpecError, match="no readable prepare.json"):
+        dataset(root, tmp_path / "nowhere")
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    (unfinished / "prepare.json").write_text(json.dumps({"settings": {"short_side": 24}, "complete": False}))
+    with pytest.raises(SpecError, match="not finished"):
+        dataset(root, unfinished)
+    full_size = tmp_path / "full_size"
+    full_size.mkdir()
+    (full_size / "prepare.json").write_text(json.dumps({"settings": {"short_side": None}, "complete": True}))
+    with pytest.raises(SpecError, match="without --short-side"):
+        dataset(root, full_size)
+    with pytest.raises(SpecError, match="same short side"):
+        open_low_res_copies([str(small), str(small)], root)
+    with pytest.raises(SpecError, match="data.decoder=pyav"):
+        compose([f"data.low_res_copies=[{small}]", "data.decoder=torchcodec"])
+
+
+def test_the_smallest_copy_that_has_the_drawn_short_side_is_picked():
+    levels = (LowResCopy(Path("/a"), 128), LowResCopy(Path("/b"), 160))
+    assert pick_copy(levels, 100) == levels[0] and pick_copy(levels, 128) == levels[0]
+    assert pick_copy(levels, 129) == levels[1] and pick_copy(levels, 161) is None
+
+
+def test_a_box_scales_onto_the_smaller_frames_and_stays_inside_them():
+    assert scale_box(CropBox(10, 20, 40), (64, 96), (32, 48)) == CropBox(5, 10, 20)
+    assert scale_box(CropBox(23, 55, 41), (64, 96), (32, 48)) == CropBox(12, 28, 20)
+    edge = scale_box(CropBox(0, 55, 41), (64, 96), (33, 49))  # rounding up would leave the frame
+    assert edge.left + edge.size <= 49 and edge.top + edge.size <= 33
+    assert scale_box(CropBox(0, 0, 40), (64, 96), (48, 32)) is None  # another picture (e.g. turned)
+
+
+def test_data_bench_measures_the_prepared_copy_with_its_smaller_copies(copies, tmp_path, capsys):
+    from harness.cli import main
+
+    root, small = copies
+    prepared = tmp_path / "prepared"
+    prepare_dataset(root, prepared, name="kinetics", num_classes=2, keyframe_interval=4, progress=False)
+    data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=2", "data.num_frames=4",
+            "data.crop_size=16", "data.jitter=[20,40]"]
+    out = tmp_path / "bench.json"
+    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--low-res",
+                 str(small), "--out", str(out), *data]) == 0
+    paths = {p["name"]: p for p in json.loads(out.read_text())["paths"]}
+    source = sum(p.stat().st_size for p in root.rglob("*.mp4"))
+    both = sum(p.stat().st_size for p in [*prepared.rglob("*.mp4"), *small.rglob("*.mp4")])
+    assert paths["pyav_prepared_low_res"]["storage_ratio"] == pytest.approx(both / source)
+    assert paths["pyav"]["storage_ratio"] == 1.0
+    assert all(s["clips_per_s"] > 0 for s in paths["pyav_prepared_low_res"]["shapes"])
+    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--low-res", str(small), *data]) == 2
+    assert "give the prepared copy with --prepared" in capsys.readouterr().err
