@@ -9,11 +9,12 @@
 # processes (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and path;
 # NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices asks
 # NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short
-# side N that the path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies). Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# side N that the path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies);
+# NVDEC=0 and CACHE=0 leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
-if python3 -c "import PyNvVideoCodec" 2>/dev/null; then
+if [ "${NVDEC:-1}" != 0 ] && python3 -c "import PyNvVideoCodec" 2>/dev/null; then
   decoder="data.decoder=nvdec"
   [ "${NVDEC_TESTS:-1}" = 1 ] && timeout 120 python3 -m pytest -q -rs tests/integration/test_data_nvdec.py tests/unit/test_data_clip_plan.py \
     -p no:cacheprovider > $OUT/nvdec_tests.log 2>&1; tail -3 $OUT/nvdec_tests.log 2>/dev/null; el nvdec tests
@@ -27,14 +28,18 @@ if [ "$low_res" != 0 ]; then
     ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -1; el "prepared at short side $low_res"
   low_res_arg="--low-res /root/kl-prepared-$low_res"
 fi
-python3 -m harness data cache --out /root/kl-cache --workers $w --quiet $data | tail -1; el cached
+cache_arg=""
+if [ "${CACHE:-1}" != 0 ]; then
+  python3 -m harness data cache --out /root/kl-cache --workers $w --quiet $data | tail -1; el cached
+  cache_arg="--cache /root/kl-cache"
+fi
 timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.json 2>&1 | grep -v "shape/s" \
   | tail -3; el profile
 # The baseline's shape first; the record is rewritten after every shape, so a bench cut off keeps what it measured.
 # A line per path as it is measured, and the main process's stacks every 150 s, go to data_bench.log: a path that
 # hangs shows where it waits.
 timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-360} --workers $w \
-  --cache /root/kl-cache --prepared /root/kl-prepared $low_res_arg --consumer $OUT/profile.json --out $OUT/data_bench.json \
+  $cache_arg --prepared /root/kl-prepared $low_res_arg --consumer $OUT/profile.json --out $OUT/data_bench.json \
   ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} ${NVDEC_ACCESS:+--nvdec-access $NVDEC_ACCESS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
 [ -f $OUT/data_bench.json ] || { echo "no data bench record"; exit 1; }
