@@ -5,16 +5,16 @@ video keeps x264's default keyframe interval (250 frames, ~8 s), so every clip d
 away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding once with a keyframe every few
 frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
 
-The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's
-frame rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames, x264 tuned
-for fast decoding unless ``tune`` is None) to the
-same relative path. With ``frame_step`` K > 1 it keeps every K-th frame at its source time and says so in the
-container's comment (with the source's frame rate), so the reader reports the source's rate and frame count and
-strides keep counting source frames: a recipe whose strides are multiples of K reads the very frames it would read
-from the source, decoding K times fewer (other strides get the nearest kept frame). AVI, which stores no frame
-times, is refused for K > 1. The annotation files are copied unchanged, so ``data.root=OUT`` reads the copy with
-the same ``data.name``. A file keeps its name (and container, except that ``.webm``, which cannot hold H.264, holds it
-in Matroska, which the same demuxer reads). Unusable videos are skipped and listed, never fatal.
+The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's frame
+rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames, x264 tuned for fast
+decoding unless ``tune`` is None) to the same relative path. With ``frame_step`` K > 1 it keeps every K-th frame at
+its source time and says so in the container's comment (with the source's frame rate), so the reader reports the
+source's rate and frame count and strides keep counting source frames: a recipe whose strides are multiples of K
+reads the very frames it would read from the source, decoding K times fewer (other strides get the nearest kept
+frame). AVI, which stores no frame times, is refused for K > 1. The annotation files are copied unchanged, so
+``data.root=OUT`` reads the copy with the same ``data.name``. A file keeps its name (and container, except that
+``.webm``, which cannot hold H.264, holds it in Matroska, which the same demuxer reads). Unusable videos are skipped
+and listed, never fatal.
 
 Each video is written to a temporary name and renamed, and ``prepare.json`` records the settings first, so an
 interrupted run resumes with the videos still missing; other settings in the same folder are refused.
