@@ -221,7 +221,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
                                        prepared=prepared, low_res=low_res, consumer=consumer,
                                        preset=synthetic_preset(spec.data.root),
-                                       nvdec=nvdec, on_shape=measured_one,
+                                       nvdec=nvdec, on_shape=measured_one, min_seconds=args.min_seconds,
                                        log=None if args.json else tqdm.write))
         finally:
             if nvdec is not None:
@@ -329,6 +329,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--nvdec-access", choices=("window", "indices"), default="window",  # nvdec.ACCESS, no torch
                        help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
                             "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
+    bench.add_argument("--min-seconds", type=float, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
+                       help="time each loader path over whole passes until S seconds have passed (default 3: one "
+                            "pass of a fast path lasts a fraction of a second); 0: one pass")
     bench.add_argument("--low-res", action="append", metavar="DIR",
                        help="with --prepared: also measure the prepared copy with this copy at a smaller short side "
                             "(harness data prepare --short-side N; repeatable), as data.low_res_copies reads them "

@@ -96,14 +96,19 @@ class _Passes:
 # decodes a baseline clip in ~70 ms, and the loader columns need many more clips to keep every worker busy.
 IN_PROCESS_CLIPS = 32
 
+# The timed pass repeats until this many seconds have passed: at 1,000 clips/s one pass of 360 clips took 0.4 s, and
+# two calls measured the same path 15-20% apart.
+MIN_TIMED_S = 3.0
+
 # A DataLoader worker that delivers no batch for this long counts as hung: its path is recorded without a rate
 # (and the error) instead of stalling the whole bench.
 WORKER_TIMEOUT_S = 120
 
 
 def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
-                 nvdec: Any = None) -> float:
-    """Clips/s of the whole loader with `workers` processes, timed over a second pass after a warm-up pass.
+                 nvdec: Any = None, min_seconds: float = MIN_TIMED_S) -> float:
+    """Clips/s of the whole loader with `workers` processes, timed over whole passes (at least `min_seconds`) after a
+    warm-up pass.
     With `nvdec` (a harness.data.nvdec.NvdecDecoder) the workers plan and NVDEC decodes each batch on the GPU,
     timed to a device sync, as the trainer receives it.
 
@@ -125,11 +130,14 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     if sync:
         torch.cuda.synchronize()
     n, start = 0, time.perf_counter()
-    for b in nvdec.batches(loader, ds) if nvdec else loader:
-        n += b["clips"].shape[0]
-    if sync:
-        torch.cuda.synchronize()
-    elapsed = time.perf_counter() - start
+    while True:  # whole timed passes until min_seconds have passed: a fast path's one pass lasts a fraction of a second
+        for b in nvdec.batches(loader, ds) if nvdec else loader:
+            n += b["clips"].shape[0]
+        if sync:
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds or not n:
+            break
     del loader  # shuts the persistent workers down
     return n / elapsed if n else float("nan")
 
@@ -143,7 +151,7 @@ def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: 
     for w in workers:
         start = time.perf_counter()
         try:
-            rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder)
+            rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder, row.get("min_timed_s", MIN_TIMED_S))
         except RuntimeError as err:
             rates[str(w)] = None
             row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
@@ -168,7 +176,8 @@ def loader_batches(clips: int, per_gpu_batch: int, workers: int) -> tuple[int, i
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
                  cached: VideoClipDataset | None, prepared: VideoClipDataset | None = None,
-                 log: Callable[[str], None] | None = None, low_res: VideoClipDataset | None = None) -> dict[str, Any]:
+                 log: Callable[[str], None] | None = None, low_res: VideoClipDataset | None = None,
+                 min_seconds: float = MIN_TIMED_S) -> dict[str, Any]:
     """One row of the record: decode, resample and CPU loader clips/s at `shape` (and from the cache and the
     prepared copy, if given). `log` gets a line per loader path and worker count as it is measured."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
@@ -177,6 +186,7 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     batch, timed = loader_batches(clips, shape["per_gpu_batch"], max(1, *workers))
     reqs = reqs[:timed]
     row = {**shape, "clips": len(reqs), "in_process_clips": len(alone), "loader_batch": batch,
+           "min_timed_s": min_seconds,
            "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(frames, alone)}
     _measure_path(row, "loader_clips_per_s", dataset, reqs, workers, log=log)
     if cached is not None:
@@ -250,7 +260,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
                  low_res: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None,
                  nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None,
-                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 log: Callable[[str], None] | None = None, min_seconds: float = MIN_TIMED_S) -> dict[str, Any]:
     """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
     loader clips/s (by worker count).
 
@@ -267,6 +277,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first; the
     NVDEC paths come after the CPU paths' every shape (a second call per shape).
     `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
+    `min_seconds`: each loader path's timed passes repeat until this long has passed (per shape: `min_timed_s`).
     """
     shapes = planned_loader_shapes(plan)
     cache = None
@@ -295,7 +306,8 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     torch.set_num_threads(1)
     try:  # the CPU paths at every shape first: a GPU path that stalls cannot cost their measurements
         for shape in reversed(shapes):
-            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log, low_res))
+            rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log, low_res,
+                                     min_seconds))
             if on_shape is not None:
                 on_shape(fields())
         for row in rows if nvdec is not None else ():

@@ -235,7 +235,8 @@ def test_cli_cache_and_bench_with_the_cache(tmp_path, capsys):
     assert "cached 8 of 8 videos" in capsys.readouterr().out and (out / "index.json").is_file()
     assert len(load_annotations("kinetics", root, num_classes=4)) == len(FrameCache(out).videos)
     record = tmp_path / "bench.json"
-    assert harness("data", "bench", "--clips", "4", "--workers", "0", "--cache", str(out), "--out", str(record),
+    assert harness("data", "bench", "--min-seconds", "0",
+                   "--clips", "4", "--workers", "0", "--cache", str(out), "--out", str(record),
                    *data) == 0
     rec = json.loads(record.read_text())
     assert rec["cache"]["folder"] == str(out) and rec["cache"]["bytes"] > 0

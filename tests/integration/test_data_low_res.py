@@ -137,13 +137,16 @@ def test_data_bench_measures_the_prepared_copy_with_its_smaller_copies(copies, t
     data = ["data.name=kinetics", f"data.root={root}", "data.num_classes=2", "data.num_frames=4",
             "data.crop_size=16", "data.jitter=[20,40]"]
     out = tmp_path / "bench.json"
-    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--low-res",
-                 str(small), "--out", str(out), *data]) == 0
-    paths = {p["name"]: p for p in json.loads(out.read_text())["paths"]}
+    assert main(["data", "bench", "--min-seconds", "0.2", "--clips", "4", "--workers", "0", "--prepared",
+                 str(prepared), "--low-res", str(small), "--out", str(out), *data]) == 0
+    record = json.loads(out.read_text())
+    assert {r["min_timed_s"] for r in record["shapes"]} == {0.2}
+    paths = {p["name"]: p for p in record["paths"]}
     source = sum(p.stat().st_size for p in root.rglob("*.mp4"))
     both = sum(p.stat().st_size for p in [*prepared.rglob("*.mp4"), *small.rglob("*.mp4")])
     assert paths["pyav_prepared_low_res"]["storage_ratio"] == pytest.approx(both / source)
     assert paths["pyav"]["storage_ratio"] == 1.0
     assert all(s["clips_per_s"] > 0 for s in paths["pyav_prepared_low_res"]["shapes"])
-    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--low-res", str(small), *data]) == 2
+    assert main(["data", "bench", "--min-seconds", "0",
+                 "--clips", "4", "--workers", "0", "--low-res", str(small), *data]) == 2
     assert "give the prepared copy with --prepared" in capsys.readouterr().err

@@ -111,7 +111,8 @@ def test_nvdec_needs_pynvvideocodec_and_a_gpu_and_says_use_pyav(tmp_path, monkey
     # From the command line: exit 2 and the message, before any work.
     monkeypatch.setattr(nvdec, "_import_nvc", missing)
     write_kinetics_list(tmp_path, 4, classes=2)
-    code = main(["data", "bench", "data.name=kinetics400", f"data.root={tmp_path}", "data.num_classes=2",
+    code = main(["data", "bench", "--min-seconds", "0",
+                 "data.name=kinetics400", f"data.root={tmp_path}", "data.num_classes=2",
                  "data.decoder=nvdec", "--clips", "2", "--workers", "0"])
     assert code == 2 and "Use data.decoder=pyav" in capsys.readouterr().err
 
@@ -270,7 +271,8 @@ def test_data_bench_records_the_nvdec_paths(tmp_path, monkeypatch, capsys):
     prepared = tmp_path / "prepared"
     assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
     out = tmp_path / "bench.json"
-    assert main(["data", "bench", "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--out", str(out),
+    assert main(["data", "bench", "--min-seconds", "0",
+                 "--clips", "4", "--workers", "0", "--prepared", str(prepared), "--out", str(out),
                  "--nvdec-threads", "3", "--nvdec-access", "window", *data, "data.decoder=nvdec"]) == 0
     record = json.loads(out.read_text())
     assert record["nvdec_threads"] == 3 and record["nvdec_access"] == "window"
@@ -300,7 +302,8 @@ def test_a_stalled_nvdec_path_keeps_every_shape_of_the_cpu_paths(tmp_path, monke
     root = write_kinetics_list(tmp_path / "k", 6, classes=3, frames=16)
     out = tmp_path / "bench.json"
     with pytest.raises(KeyboardInterrupt):
-        main(["data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=kinetics",
+        main(["data", "bench", "--min-seconds", "0",
+              "--clips", "4", "--workers", "0", "--out", str(out), "data.name=kinetics",
               f"data.root={root}", "data.num_classes=3", "data.num_frames=8", "data.crop_size=32",
               "data.jitter=[36,48]", "data.train_videos=6", "data.decoder=nvdec"])
     record = json.loads(out.read_text())

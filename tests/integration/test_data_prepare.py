@@ -122,7 +122,8 @@ def test_bench_measures_every_loader_path_beside_what_the_trainer_consumes(tmp_p
     assert main(["data", "prepare", "--out", str(prepared), "--quiet", "--workers", "1", *data]) == 0
     assert main(["data", "cache", "--out", str(cache), "--workers", "1", "--quiet", *data]) == 0
     first = tmp_path / "first.json"
-    bench = ["data", "bench", "--clips", "4", "--workers", "0", "--cache", str(cache), "--prepared", str(prepared)]
+    bench = ["data", "bench", "--min-seconds", "0",
+             "--clips", "4", "--workers", "0", "--cache", str(cache), "--prepared", str(prepared)]
     assert main([*bench, "--out", str(first), *data]) == 0
     record = json.loads(first.read_text())
     paths = {p["name"]: p for p in record["paths"]}

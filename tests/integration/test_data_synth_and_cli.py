@@ -140,7 +140,8 @@ def test_cli_check_needs_a_root():
 
 def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert harness("data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
+    assert harness("data", "bench", "--min-seconds", "0",
+                   "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
                    f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
                    "data.num_classes=4", "data.train_videos=8") == 0
     record = json.loads(out.read_text())
@@ -159,7 +160,8 @@ def test_a_loader_path_whose_workers_time_out_is_recorded_as_failed_and_the_benc
 
     monkeypatch.setattr(data_bench, "WORKER_TIMEOUT_S", 0.001)  # no worker delivers its first batch that fast
     out = tmp_path / "bench.json"
-    assert harness("data", "bench", "--clips", "4", "--workers", "0,1", "--out", str(out), "data.name=synthetic",
+    assert harness("data", "bench", "--min-seconds", "0",
+                   "--clips", "4", "--workers", "0,1", "--out", str(out), "data.name=synthetic",
                    f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
                    "data.num_classes=4", "data.train_videos=8") == 0
     record = json.loads(out.read_text())
@@ -185,7 +187,8 @@ def test_a_bench_cut_off_keeps_the_shapes_it_measured_baseline_first(synth, tmp_
     monkeypatch.setattr(data_bench, "_bench_shape", cut_off_at_the_second_shape)
     out = tmp_path / "bench.json"
     with pytest.raises(KeyboardInterrupt):
-        harness("data", "bench", "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
+        harness("data", "bench", "--min-seconds", "0",
+                "--clips", "4", "--workers", "0", "--out", str(out), "data.name=synthetic",
                 f"data.root={synth}", "data.num_frames=8", "data.crop_size=32", "data.jitter=[36,48]",
                 "data.num_classes=4", "data.train_videos=8")
     record = json.loads(out.read_text())

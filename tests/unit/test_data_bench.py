@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.measure.data_bench import loader_batches
+from harness.cli import build_parser
+from harness.measure.data_bench import MIN_TIMED_S, loader_batches
 
 
 @pytest.mark.parametrize("clips, per_gpu_batch, workers, expected", [
@@ -18,3 +19,9 @@ def test_loader_pass_times_whole_rounds_of_one_batch_per_worker(clips, per_gpu_b
     batch, timed = loader_batches(clips, per_gpu_batch, workers)
     assert (batch, timed) == expected
     assert timed <= clips and (timed % (batch * workers) == 0 or timed == clips)
+
+
+def test_the_command_times_each_path_for_the_benchs_default_seconds():
+    data = build_parser()._subparsers._group_actions[0].choices["data"]._subparsers._group_actions[0]
+    option = next(a for a in data.choices["bench"]._actions if a.dest == "min_seconds")
+    assert option.default == MIN_TIMED_S  # the parser's literal (it imports no torch) is the bench's constant
