@@ -212,7 +212,8 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
         return _coerce(value, inner[0], key)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
-            raise SpecError(f"'{key}' must be a list, got {value!r}. Example: {key}=[0,94,154,196].")
+            example = f"[{value}]" if args and args[0] is str else "[0,94,154,196]"  # the value itself, as a list
+            raise SpecError(f"'{key}' must be a list, got {value!r}. Example: {key}={example}.")
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_coerce(v, args[0], f"{key}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
