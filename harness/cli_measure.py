@@ -128,12 +128,14 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
             write_json_atomic(Path(args.out), ThroughputRecord(**fields).to_dict())
 
-    total = len(args.recipes) * len(args.batches) * len(args.modes)  # (GPU-only modes are skipped on a CPU)
+    total = len(args.recipes) * len(args.pad_stem_channels) * len(args.batches) * len(args.modes)  # (GPU-only modes
+    # are skipped on a CPU)
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                                        warmup=args.warmup, repeats=args.repeats,
                                                        kernels=args.kernels, progress=bar,
-                                                       on_row=save_so_far)).to_dict()
+                                                       on_row=save_so_far,
+                                                       pad_stem=args.pad_stem_channels)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
@@ -171,6 +173,8 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
                                    "loop on the same model and random clips at each recipe's baseline shape.")
     p.add_argument("--recipes", nargs="+", default=list(DEFAULT_RECIPES), metavar="RECIPE")
     p.add_argument("--batches", nargs="+", type=int, default=[8, 32], metavar="N", help="per-GPU batches")
+    p.add_argument("--pad-stem-channels", nargs="+", type=int, default=[0], metavar="C",
+                   help="model.pad_stem_channels values to time each recipe with, e.g. 0 8 (default 0: unpadded)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
                    help=f"any of {', '.join(MODES)} (default all)")
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")

@@ -20,6 +20,8 @@ TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn"
 # Another decoder, or smaller copies, plan the same clips, but their pixels differ by a few grey levels and their
 # data wait differs.
 DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
+# Padded stem inputs compute the same convolution with other kernels: other timings and rounding.
+MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0}
 
 
 def results_root() -> Path:
@@ -52,6 +54,10 @@ def _hashed_settings(spec_dict: dict[str, Any], names: bool = True, portable: bo
     for key, default in DATA_HASHED_WHEN_SET.items():
         if data.get(key, default) == default:
             data.pop(key, None)
+    model = d.get("model", {})
+    for key, default in MODEL_HASHED_WHEN_SET.items():
+        if model.get(key, default) == default:
+            model.pop(key, None)
     train = d.get("train", {})
     for key in NOT_IN_RUN_ID_TRAIN:
         train.pop(key, None)

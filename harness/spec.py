@@ -74,6 +74,9 @@ class ModelSpec:
     dropout: float = 0.5
     width: float = 1.0  # channel multiplier; smoke scale shrinks it
     pretrained: str | None = None  # path to an ImageNet ResNet-50 state dict to inflate
+    # On CUDA, the stem convolutions' 3 input channels padded with zeros to this many (e.g. 8, where cuDNN has
+    # tensor-core kernels for channels-last bf16): the same convolution, other kernels; 0: off.
+    pad_stem_channels: int = 0
 
 
 @dataclass(frozen=True)
@@ -316,6 +319,8 @@ def validate(spec: RunSpec) -> RunSpec:
              "'data.decoder=nvdec' decodes on a CUDA GPU, but train.device=cpu. Use data.decoder=pyav.")
     _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")
     _require(spec.model.width > 0, f"'model.width' must be > 0, got {spec.model.width}.")
+    _require(spec.model.pad_stem_channels >= 0, f"'model.pad_stem_channels' must be >= 0 (0: off), got "
+             f"{spec.model.pad_stem_channels}.")
     _require(m.epoch_factor > 0, f"'multigrid.epoch_factor' must be > 0, got {m.epoch_factor}.")
     _require(len(m.long_cycle_factors) >= 1, "'multigrid.long_cycle_factors' must hold at least one [t, s] pair.")
     for i, (tf, sf) in enumerate(m.long_cycle_factors):

@@ -19,8 +19,9 @@ busy the GPU is during the step).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -55,6 +56,7 @@ class ThroughputRow:
     share_of_matmul: float  # train_tflops over the device's measured bf16 matmul rate
     peak_mem_gib: float
     kernels: dict | None = None  # with --kernels: harness.measure.kernels.profile_kernels of this mode's steps
+    pad_stem_channels: int = 0  # model.pad_stem_channels of the timed model (0: the stem's 3 channels as they are)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -130,10 +132,11 @@ def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None
 
 def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
                        warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None,
-                       on_row: Callable[[dict], None] | None = None) -> dict:
-    """Every (recipe, batch, mode) at the recipe's baseline shape; JSON-ready. `kernels` > 0: each row also
-    profiles a few steps and keeps that many of the largest kernels. `on_row` gets the record so far after
-    every row (a measurement cut off keeps its rows)."""
+                       on_row: Callable[[dict], None] | None = None, pad_stem: Sequence[int] = (0,)) -> dict:
+    """Every (recipe, stem padding, batch, mode) at the recipe's baseline shape; JSON-ready. `kernels` > 0: each
+    row also profiles a few steps and keeps that many of the largest kernels. `pad_stem`: the values of
+    model.pad_stem_channels to time the model with. `on_row` gets the record so far after every row (a
+    measurement cut off keeps its rows)."""
     from harness.config import compose
 
     dev = pick_device(device)
@@ -152,8 +155,8 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                          "iteration (train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
                          "capture/compile, not in ms"}
 
-    for recipe in recipes:
-        spec = compose([f"recipe={recipe}"])
+    for recipe, pad in itertools.product(recipes, pad_stem):
+        spec = compose([f"recipe={recipe}", f"model.pad_stem_channels={pad}"])
         t, s = spec.data.num_frames, spec.data.crop_size
         torch.manual_seed(0)
         model = build_model(spec.model, spec.data.num_classes)
@@ -177,7 +180,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak, where))
+                                          tflops, tflops / ceiling, peak, where, pad))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

@@ -8,6 +8,7 @@ from torch import nn
 
 from harness.models.bn import convert_batchnorm
 from harness.models.registry import get_entry, load_target
+from harness.models.resnet3d import pad_stem_channels
 from harness.spec import ModelSpec, SpecError
 
 OWN_FAMILIES = ("slowfast_", "i3d_")
@@ -31,4 +32,5 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
 
         path = Path(model.pretrained)
         inflate_into(net, load_resnet50_state(path))
+    pad_stem_channels(net, model.pad_stem_channels)
     return net

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from harness.models.bn import MultigridBatchNorm3d
 
@@ -23,12 +24,42 @@ def scaled(channels: int, width: float) -> int:
     return max(1, int(round(channels * width)))
 
 
+def padded_conv3d(x: torch.Tensor, conv: nn.Conv3d, channels: int) -> torch.Tensor:
+    """`conv(x)` with x's and the weight's input channels padded with zeros to `channels`: the same sums, so the
+    same result up to rounding, computed by kernels that need a channel count cuDNN has tensor-core kernels for.
+    The gradient reaches the weight's real channels only (the padding is made anew each call)."""
+    extra = channels - x.shape[1]
+    fmt = torch.channels_last_3d if x.is_contiguous(memory_format=torch.channels_last_3d) else torch.contiguous_format
+    x = F.pad(x, (0, 0, 0, 0, 0, 0, 0, extra)).contiguous(memory_format=fmt)
+    weight = F.pad(conv.weight, (0, 0, 0, 0, 0, 0, 0, extra)).contiguous(memory_format=fmt)
+    return F.conv3d(x, weight, conv.bias, conv.stride, conv.padding, conv.dilation, conv.groups)
+
+
+class StemConv3d(nn.Conv3d):
+    """The stem's convolution; on CUDA with `pad_channels` > its input channels (model.pad_stem_channels), the
+    input channels are padded with zeros first (:func:`padded_conv3d`). Same parameters as nn.Conv3d."""
+
+    pad_channels = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.is_cuda and self.pad_channels > x.shape[1] and self.groups == 1:
+            return padded_conv3d(x, self, self.pad_channels)
+        return super().forward(x)
+
+
+def pad_stem_channels(model: nn.Module, channels: int) -> None:
+    """Pad the input channels of every stem convolution of `model` to `channels` on CUDA (0: off)."""
+    for m in model.modules():
+        if isinstance(m, StemConv3d):
+            m.pad_channels = channels
+
+
 class Stem(nn.Module):
     """conv kt×7×7 stride 1×2×2, BN, ReLU, max-pool 1×3×3 stride 1×2×2."""
 
     def __init__(self, dim_in: int, dim_out: int, temporal_kernel: int) -> None:
         super().__init__()
-        self.conv1 = nn.Conv3d(dim_in, dim_out, (temporal_kernel, 7, 7), stride=(1, 2, 2),
+        self.conv1 = StemConv3d(dim_in, dim_out, (temporal_kernel, 7, 7), stride=(1, 2, 2),
                                padding=(temporal_kernel // 2, 3, 3), bias=False)
         self.bn1 = MultigridBatchNorm3d(dim_out)
         self.relu = nn.ReLU(inplace=True)

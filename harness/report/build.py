@@ -330,13 +330,16 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
         mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes]
         if not mine:
             continue
-        eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine if r["mode"] == "eager"}
+        eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine
+                 if r["mode"] == "eager" and not r.get("pad_stem_channels")}  # padded rows are set against it too
         prov = provenance_of(record)
         device = prov["hardware"].get("gpu") or record.get("device", "?")
         for r in mine:
             base = eager.get((r["recipe"], r["batch"]))
             rows.append({"device": device, "model": r["model"], "shape": f"{r['t']}×{r['s']}²", "batch": r["batch"],
-                         "mode": r["mode"], "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
+                         "mode": r["mode"] + (f", stem padded to {r['pad_stem_channels']} channels"
+                                              if r.get("pad_stem_channels") else ""),
+                         "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
                          "tflops": r["train_tflops"], "share": r["share_of_matmul"], "setup_s": r["setup_s"] or None,
                          "gain": base / r["ms_per_step"] if base else None})
         notes.append(f"{device}: bf16 matrix-product ceiling measured at {record.get('matmul_tflops', 0):.0f} TFLOP/s; "

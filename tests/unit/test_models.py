@@ -116,3 +116,49 @@ def test_bf16_channels_last_training_step_on_gpu():
         logits = model(clip)
     logits.float().sum().backward()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last_3d])
+def test_a_padded_stem_convolution_is_the_same_convolution_and_gradient(layout):
+    """model.pad_stem_channels: zero channels added to input and weight change no sum, and the weight's real
+    channels get the same gradient (the padding is rebuilt from them every call)."""
+    from harness.models.resnet3d import padded_conv3d
+
+    torch.manual_seed(0)
+    conv = nn.Conv3d(3, 8, (5, 7, 7), stride=(1, 2, 2), padding=(2, 3, 3), bias=False)
+    x = torch.randn(2, 3, 4, 20, 20).contiguous(memory_format=layout)
+    plain = conv(x)
+    plain.square().sum().backward()
+    grad, conv.weight.grad = conv.weight.grad.clone(), None
+    padded = padded_conv3d(x, conv, 8)
+    padded.square().sum().backward()
+    assert torch.allclose(padded, plain, atol=1e-5) and padded.is_contiguous(memory_format=layout)
+    assert conv.weight.grad.shape == (8, 3, 5, 7, 7) and torch.allclose(conv.weight.grad, grad, rtol=1e-4, atol=1e-4)
+
+
+def test_stem_padding_is_set_on_every_stem_and_leaves_the_parameters_alone():
+    from harness.models.resnet3d import StemConv3d
+
+    plain = build_model(ModelSpec(name="slowfast_r50_8x8", width=TINY), 5)
+    padded = build_model(ModelSpec(name="slowfast_r50_8x8", width=TINY, pad_stem_channels=8), 5)
+    stems = [m for m in padded.modules() if isinstance(m, StemConv3d)]
+    assert len(stems) == 2 and {m.pad_channels for m in stems} == {8}  # the slow and the fast pathway's
+    assert {m.pad_channels for m in plain.modules() if isinstance(m, StemConv3d)} == {0}
+    assert {k: v.shape for k, v in plain.state_dict().items()} == {k: v.shape for k, v in padded.state_dict().items()}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_padded_stem_trains_as_the_unpadded_one_on_gpu():
+    torch.manual_seed(0)
+    models = [build_model(ModelSpec(name="i3d_r50", pad_stem_channels=pad), 5) for pad in (0, 8)]
+    models[1].load_state_dict(models[0].state_dict())
+    clip = torch.randn(2, 3, 8, 112, 112, device="cuda").to(memory_format=torch.channels_last_3d)
+    grads = []
+    for model in models:
+        model = model.cuda().to(memory_format=torch.channels_last_3d).train()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(clip).float().square().sum()
+        loss.backward()
+        grads.append(model.stem.conv1.weight.grad.float())
+    assert torch.allclose(grads[1], grads[0], rtol=0.05, atol=1e-3 * grads[0].abs().max().item())

@@ -252,6 +252,10 @@ def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_e
     assert [(r["mode"], r["gain"]) for r in table.rows] == [("eager", 1.0), ("cuda_graphs", 1.2)]
     assert table.rows[1]["setup_s"] == 0.4 and table.rows[0]["setup_s"] is None
     assert throughput_table([record], {"c"}) is None
+    padded = {**record, "rows": [*record["rows"], {**row("a", "eager", 40.0), "pad_stem_channels": 8}]}
+    rows = throughput_table([padded], {"a"}).rows  # a padded stem's row against the unpadded eager step
+    assert (rows[2]["mode"], rows[2]["gain"]) == ("eager, stem padded to 8 channels", 1.5)
+    assert rows[0]["gain"] == 1.0
 
 
 def test_data_wait_figure_is_the_same_bytes_every_time_and_leaves_numpys_rng_alone():

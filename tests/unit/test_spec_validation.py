@@ -23,6 +23,7 @@ BAD = [
     ({"scale": "smok"}, "scale", "Did you mean 'smoke'"),
     ({"data.jitter": [340, 256]}, "data.jitter", "min <= max"),
     ({"solver.steps": "94"}, "solver.steps", "must be a list"),
+    ({"model.pad_stem_channels": -1}, "model.pad_stem_channels", ">= 0"),
     ({"data.low_res_copies": "/data/k400-160"}, "data.low_res_copies", "data.low_res_copies=[/data/k400-160]"),
     ({"data.low_res_copies": ["/data/k400-160"], "data.decoder": "nvdec"}, "data.low_res_copies",
      "data.decoder=pyav"),
@@ -93,3 +94,14 @@ def test_the_run_id_keeps_runs_made_before_the_sub_batch_bn_choice():
     assert base.train.sub_batch_bn == "auto"
     assert run_id(compose(["train.sub_batch_bn=auto"])) == run_id(base)
     assert run_id(compose(["train.sub_batch_bn=triton"])) != run_id(base)
+
+
+@pytest.mark.parametrize("key, off, on", [("model.pad_stem_channels", "0", "8"),
+                                          ("data.low_res_copies", "[]", "[/data/k400-160]")])
+def test_the_run_id_keeps_runs_made_before_a_setting_existed(key, off, on):
+    from harness.config import compose
+    from harness.results import run_id
+
+    base = compose([])
+    assert run_id(compose([f"{key}={off}"])) == run_id(base)  # records made before the key ran at its default
+    assert run_id(compose([f"{key}={on}"])) != run_id(base)
