@@ -1,16 +1,18 @@
 #!/bin/bash
-# One GPU host: every loader path on Kinetics-like video beside what the trainer consumes at each planned shape of
-# the default recipe (SlowFast R50 8x8, multigrid), and the speedup predicted with the best one.
-# First the NVDEC tests when PyNvVideoCodec is installed (`../shared/tools/device-wheels.sh --nvdec`, carry .whl).
-# Then Kinetics-like synthetic video, its prepared copy (`harness data prepare`, a keyframe every 16 frames) and
-# frame cache; `harness profile` of the default recipe (CUDA graphs); `harness data bench` of every loader path
-# (PyAV and, with PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again
-# with the best path within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with
-# processes (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and path;
-# NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices asks
-# NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short
-# side N that the path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies);
-# NVDEC=0 and CACHE=0 leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# One GPU host: every loader path on Kinetics-like video beside what the trainer consumes at each planned shape of the
+# default recipe (SlowFast R50 8x8, multigrid), and the speedup predicted with the best one. First the NVDEC tests
+# when PyNvVideoCodec is installed (`../shared/tools/device-wheels.sh --nvdec`, carry .whl). Then Kinetics-like
+# synthetic video, its prepared copy (`harness data prepare`, a keyframe every 16 frames) and frame cache; `harness
+# profile` of the default recipe (CUDA graphs); `harness data bench` of every loader path (PyAV and, with
+# PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again with the best path
+# within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with processes
+# (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and
+# path; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices
+# asks NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K
+# prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
+# path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies); NVDEC=0 and CACHE=0
+# leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT
+# (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
