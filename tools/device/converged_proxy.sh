@@ -26,9 +26,17 @@ profile() {  # the compute-only bound of every suite, on the last GPU before it 
 python3 -c "from harness.reproduce import prepare_synthetic; from harness.suite import load_scale; \
 print(prepare_synthetic(load_scale('proxy')))" 2>&1 | grep -v "it/s\]" | tail -2
 el data ready
-worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left
+expected() {  # seconds a run of suite $1, variant $2 took before (the longest recorded attempt, any seed), else 0
+  python3 -c "import glob, json, sys
+t = [json.load(open(f)).get('outside_steps', {}).get('total_s') or 0 for f in glob.glob(sys.argv[1])]
+print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" 2>/dev/null || echo 0
+}
+worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
+  # job that another seed's record says cannot finish in the time left is left to the next call (a run cut off by
+  # the call's end is lost with the machine)
   while read -r suite seed variant overrides; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
+    [ "$(expected $suite $variant)" -gt "$(left $budget)" ] && continue
     mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
     [ "$(left $budget)" -lt 20 ] && break
     CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
