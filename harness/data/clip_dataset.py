@@ -259,7 +259,8 @@ class VideoClipDataset(torch.utils.data.Dataset):
         if level is None:
             return None
         try:
-            path = level.root / self.records[index].path.relative_to(self.root)
+            # resolved, as harness data prepare mirrors them: a list may name videos by absolute or linked paths
+            path = level.root / self.records[index].path.resolve().relative_to(self.root.resolve())
             with open_video(path, self.decode_threads, self.decoder) as reader:
                 frames = reader.frames_at(plan.times)
         except (VideoError, ValueError):

@@ -222,7 +222,8 @@ def _video_bytes(dataset: VideoClipDataset) -> int:
     """Bytes of the dataset's videos, and of the copies at smaller short sides it reads (data.low_res_copies)."""
     paths = [r.path for r in dataset.records]
     if dataset.root is not None:
-        paths += [c.root / p.relative_to(dataset.root) for c in dataset.low_res for p in paths]
+        root = dataset.root.resolve()
+        paths += [c.root / p.resolve().relative_to(root) for c in dataset.low_res for p in paths]
     return sum(p.stat().st_size for p in paths if p.is_file())
 
 

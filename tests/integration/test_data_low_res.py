@@ -94,6 +94,15 @@ def test_a_video_missing_from_the_smaller_copy_is_read_from_the_full_one(copies,
     assert torch.equal(full[req]["clip"], mixed[req]["clip"])
 
 
+def test_a_root_named_through_a_link_still_finds_its_videos_in_the_smaller_copy(copies, tmp_path):
+    root, small = copies
+    link = tmp_path / "linked"
+    link.symlink_to(root, target_is_directory=True)
+    req = request(1, (20, 32))
+    assert torch.equal(dataset(root, small)[req]["clip"], dataset(link, small)[req]["clip"])
+    assert not torch.equal(dataset(link)[req]["clip"], dataset(link, small)[req]["clip"])
+
+
 def test_low_res_copies_are_checked_before_work_starts(copies, tmp_path):
     root, small = copies
     with pytest.raises(SpecError, match="no readable prepare.json"):
