@@ -306,7 +306,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                               "stride 2); other strides take the nearest kept frame, and the command says which")
     prepare.add_argument("--tune", choices=("fastdecode", "none"), default="fastdecode",
                          help="x264 tuning (default fastdecode: no CABAC, deblocking or weighted prediction, so a "
-                              "clip decodes about 2x faster on the CPU for some 10-20%% more bytes; none: x264's "
+                              "clip decodes 1.4-2x faster on the CPU for some 10%% more bytes; none: x264's "
                               "defaults, the smallest files)")
     prepare.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                          help="processes re-encoding in parallel (default: all cores)")

@@ -128,8 +128,8 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
             write_json_atomic(Path(args.out), ThroughputRecord(**fields).to_dict())
 
-    total = len(args.recipes) * len(args.pad_stem_channels) * len(args.batches) * len(args.modes)  # (GPU-only modes
-    # are skipped on a CPU)
+    # (GPU-only modes are skipped on a CPU)
+    total = len(args.recipes) * len(args.pad_stem_channels) * len(args.batches) * len(args.modes)
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                                        warmup=args.warmup, repeats=args.repeats,

@@ -105,6 +105,8 @@ class VideoClipDataset(torch.utils.data.Dataset):
                  low_res: tuple[LowResCopy, ...] = ()):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
+        if low_res and root is None:
+            raise ValueError("low-res copies mirror data.root: pass root with them")
         self.annotations, self.records = annotations, annotations.records
         self.sampling, self.train = sampling, train
         self.min_frames, self.max_retries = min_frames, max_retries
@@ -255,7 +257,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         """The clip of `plan` decoded from the smallest of data.low_res_copies that has its drawn short side
         (harness.data.low_res); None where no copy is small enough to help, the copy lacks the video or cannot
         read it, or holds it at another aspect ratio: the full copy decodes it then."""
-        level = pick_copy(self.low_res, plan.short_side) if self.low_res and self.root is not None else None
+        level = pick_copy(self.low_res, plan.short_side) if self.low_res else None
         if level is None:
             return None
         try:
