@@ -129,28 +129,40 @@ def cmd_throughput(args: argparse.Namespace) -> int:
             write_json_atomic(Path(args.out), ThroughputRecord(**fields).to_dict())
 
     # (GPU-only modes are skipped on a CPU)
-    total = len(args.recipes) * len(args.pad_stem_channels) * len(args.batches) * len(args.modes)
+    total = (len(args.recipes) * len(args.pad_stem_channels) * len(args.plain_bn_impl) * len(args.batches)
+             * len(args.modes))
     with tqdm(total=total, desc="timing steps", unit="step mode", disable=args.json) as bar:
         record = ThroughputRecord(**measure_throughput(args.recipes, args.batches, args.modes, device=args.device,
                                                        warmup=args.warmup, repeats=args.repeats,
                                                        kernels=args.kernels, progress=bar,
                                                        on_row=save_so_far,
-                                                       pad_stem=args.pad_stem_channels)).to_dict()
+                                                       pad_stem=args.pad_stem_channels,
+                                                       plain_bn=args.plain_bn_impl)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
     if record["skipped"]:
         print(f"skipped (they need a GPU): {', '.join(record['skipped'])}")
-    print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<16} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
+    print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<28} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
           f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
     for r in record["rows"]:
-        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {r['mode']:<16} {r['ms_per_step']:>8.1f} "
-              f"{r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} {r['share_of_matmul']:>7.1%} "
-              f"{r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
+        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {_row_setting(r):<28} "
+              f"{r['ms_per_step']:>8.1f} {r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} "
+              f"{r['share_of_matmul']:>7.1%} {r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
     for r in record["rows"]:
         if r.get("kernels"):
             _print_kernels(r)
     return 0
+
+
+def _row_setting(row: dict) -> str:
+    """The row's step mode with the model settings that differ from the defaults, e.g. `cuda_graphs, stem 8`."""
+    parts = [row["mode"]]
+    if row.get("pad_stem_channels"):
+        parts.append(f"stem {row['pad_stem_channels']}")
+    if row.get("plain_bn_impl", "cudnn") != "cudnn":
+        parts.append(f"{row['plain_bn_impl']} BN")
+    return ", ".join(parts)
 
 
 def _print_kernels(row: dict) -> None:
@@ -158,7 +170,7 @@ def _print_kernels(row: dict) -> None:
 
     k = row["kernels"]
     busy = f", busy {k['busy_share']:.0%} of the step" if k["busy_share"] is not None else ""
-    print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {row['mode']}: "
+    print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {_row_setting(row)}: "
           f"{k['device_ms_per_step']:.1f} ms of kernels per step{busy}")
     print("  " + ", ".join(f"{group} {ms:.1f} ms" for group, ms in k["groups_ms"].items()))
     for top in k["top"]:
@@ -167,6 +179,7 @@ def _print_kernels(row: dict) -> None:
 
 def register_throughput(sub: argparse._SubParsersAction) -> None:
     from harness.measure.throughput import DEFAULT_RECIPES, MODES
+    from harness.spec import PLAIN_BN_IMPL
 
     p = sub.add_parser("throughput", help="trainer step clips/s at a recipe's baseline shape vs a plain loop",
                        description="Time the trainer's training step (each train.step mode) and a plain PyTorch "
@@ -175,6 +188,8 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batches", nargs="+", type=int, default=[8, 32], metavar="N", help="per-GPU batches")
     p.add_argument("--pad-stem-channels", nargs="+", type=int, default=[0], metavar="C",
                    help="model.pad_stem_channels values to time each recipe with, e.g. 0 8 (default 0: unpadded)")
+    p.add_argument("--plain-bn-impl", nargs="+", default=["cudnn"], choices=PLAIN_BN_IMPL, metavar="IMPL",
+                   help="train.plain_bn_impl values to time each recipe with, e.g. cudnn triton (default cudnn)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
                    help=f"any of {', '.join(MODES)} (default all)")
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")

@@ -125,6 +125,7 @@ class TrainSpec:
     log_every: int = 20  # iterations between log lines
     step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on GPUs)
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
+    plain_bn_impl: str = "cudnn"  # kernels of training BN over the whole per-GPU batch: one of PLAIN_BN_IMPL
     # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
     # whether a schedule underfits or memorises.
     train_eval_videos: int = 0
@@ -169,6 +170,9 @@ SWITCHES = ("auto", "on", "off")
 STEP_MODES = ("eager", "cuda_graphs", "compile", "auto")  # harness.train.step implements them
 SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton")  # harness.models.bn implements them
 SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton")
+# Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the Triton sub-batch kernels
+# with one group (CUDA; harness.models.triton_bn).
+PLAIN_BN_IMPL = ("cudnn", "triton")
 POLICIES = ("step", "cosine")
 DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 
@@ -355,6 +359,11 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(t.sub_batch_bn not in SUB_BATCH_BN_CUDA_ONLY or t.device != "cpu",
              f"'train.sub_batch_bn={t.sub_batch_bn}' runs CUDA kernels, but train.device=cpu. Use "
              f"train.sub_batch_bn=auto.")
+    _require(t.plain_bn_impl in PLAIN_BN_IMPL, f"'train.plain_bn_impl' must be one of {PLAIN_BN_IMPL}, got "
+             f"'{t.plain_bn_impl}'." + did_you_mean(t.plain_bn_impl, PLAIN_BN_IMPL))
+    _require(t.plain_bn_impl == "cudnn" or t.device != "cpu",
+             f"'train.plain_bn_impl={t.plain_bn_impl}' runs CUDA kernels, but train.device=cpu. Use "
+             f"train.plain_bn_impl=cudnn.")
     _require(t.step != "cuda_graphs" or t.device != "cpu",
              "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn", "train_eval_videos"):

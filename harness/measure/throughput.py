@@ -29,6 +29,7 @@ from torch import nn
 
 from harness.device import memory_format_for, pick_device, sync_device, use_bf16, use_channels_last
 from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
 from harness.train.step import make_step, train_iteration
 
@@ -57,6 +58,7 @@ class ThroughputRow:
     peak_mem_gib: float
     kernels: dict | None = None  # with --kernels: harness.measure.kernels.profile_kernels of this mode's steps
     pad_stem_channels: int = 0  # model.pad_stem_channels of the timed model (0: the stem's 3 channels as they are)
+    plain_bn_impl: str = "cudnn"  # train.plain_bn_impl of the timed model's BN layers
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -132,11 +134,12 @@ def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None
 
 def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
                        warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None,
-                       on_row: Callable[[dict], None] | None = None, pad_stem: Sequence[int] = (0,)) -> dict:
-    """Every (recipe, stem padding, batch, mode) at the recipe's baseline shape; JSON-ready. `kernels` > 0: each
-    row also profiles a few steps and keeps that many of the largest kernels. `pad_stem`: the values of
-    model.pad_stem_channels to time the model with. `on_row` gets the record so far after every row (a
-    measurement cut off keeps its rows)."""
+                       on_row: Callable[[dict], None] | None = None, pad_stem: Sequence[int] = (0,),
+                       plain_bn: Sequence[str] = ("cudnn",)) -> dict:
+    """Every (recipe, stem padding, plain BN kernels, batch, mode) at the recipe's baseline shape; JSON-ready.
+    `kernels` > 0: each row also profiles a few steps and keeps that many of the largest kernels. `pad_stem`: the
+    values of model.pad_stem_channels to time the model with; `plain_bn` those of train.plain_bn_impl. `on_row`
+    gets the record so far after every row (a measurement cut off keeps its rows)."""
     from harness.config import compose
 
     dev = pick_device(device)
@@ -155,7 +158,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                          "iteration (train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
                          "capture/compile, not in ms"}
 
-    for recipe, pad in itertools.product(recipes, pad_stem):
+    for recipe, pad, plain_impl in itertools.product(recipes, pad_stem, plain_bn):
         spec = compose([f"recipe={recipe}", f"model.pad_stem_channels={pad}"])
         t, s = spec.data.num_frames, spec.data.crop_size
         torch.manual_seed(0)
@@ -163,6 +166,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
         gflops = count_flops(model, t, s).gflops
         model = model.to(dev, memory_format=fmt).train()
         set_bn_layout(multigrid_bns(model), 1, 1)
+        set_bn_plain_impl(multigrid_bns(model), plain_impl)
         for batch in batches:
             clips = torch.randn(batch, 3, t, s, s, device=dev).contiguous(memory_format=fmt)
             labels = torch.randint(0, spec.data.num_classes, (batch,), device=dev)
@@ -180,7 +184,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak, where, pad))
+                                          tflops, tflops / ceiling, peak, where, pad, plain_impl))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

@@ -33,7 +33,7 @@ from torch import nn
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 from harness.models.grouped_bn import compiled_grouped_batch_norm
 from harness.models.triton_bn import triton_sub_batch_norm
-from harness.spec import SUB_BATCH_BN
+from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
@@ -49,6 +49,8 @@ BLOCK_SPLITS_GRAPHED = 4
 #   fused        PyTorch's fused BN kernels per block, written into one output (CUDA; fused_bn);
 #   compiled     one grouped reduction and one normalising pass compiled by inductor (grouped_bn);
 #   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn).
+# BN over the whole per-GPU batch (one group, no sync) is nn.BatchNorm3d's (cuDNN on GPU) unless
+# `train.plain_bn_impl=triton` runs it through the same Triton kernels with one group.
 
 
 class MultigridBatchNorm3d(nn.BatchNorm3d):
@@ -62,6 +64,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         self.sync_group: dist.ProcessGroup | None = None
         self.fused_sync = True  # on CUDA, synchronise with the fused kernels of fused_bn (False: portable)
         self.sub_batch_impl = "auto"  # one of SUB_BATCH_BN; `harness bn-bench` times them all
+        self.plain_impl = "cudnn"  # one of PLAIN_BN_IMPL: training BN over the whole batch (one group, no sync)
 
     def _update_factor(self) -> float:
         """Weight of this batch in the running statistics: `momentum`, or with momentum None (precise BN)
@@ -71,19 +74,21 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         return self.momentum
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or (self.num_splits == 1 and self.num_sync == 1):
+        plain = self.num_splits == 1 and self.num_sync == 1
+        if not self.training or (plain and self.plain_impl == "cudnn"):
             return super().forward(x)
         if self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
+        if plain:  # plain_impl triton: the sub-batch kernels with one group
+            return self._sub_batch_forward(x, "triton")
         if self.num_splits > 1:
-            return self._sub_batch_forward(x)
+            return self._sub_batch_forward(x, self.sub_batch_impl)
         return self._synced_forward(x)
 
-    def _sub_batch_forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _sub_batch_forward(self, x: torch.Tensor, impl: str) -> torch.Tensor:
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        impl = self.sub_batch_impl
         if impl == "triton":
             out, group_mean, group_var = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
         elif impl == "compiled":
@@ -218,6 +223,14 @@ def set_bn_sub_batch_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
         raise ValueError(f"sub-batch BN implementation must be one of {SUB_BATCH_BN}, got {impl!r}")
     for bn in bns:
         bn.sub_batch_impl = impl
+
+
+def set_bn_plain_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
+    """Every layer computes training BN over its whole batch (one group, no sync) with `impl` (PLAIN_BN_IMPL)."""
+    if impl not in PLAIN_BN_IMPL:
+        raise ValueError(f"plain BN implementation must be one of {PLAIN_BN_IMPL}, got {impl!r}")
+    for bn in bns:
+        bn.plain_impl = impl
 
 
 def convert_batchnorm(module: nn.Module) -> nn.Module:

@@ -35,7 +35,7 @@ from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import set_bn_sub_batch_impl
+from harness.models.bn import set_bn_plain_impl, set_bn_sub_batch_impl
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.records import RunRecord
@@ -181,6 +181,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     gflops = _clip_gflops(model, plan)  # before any RNG state is restored: it draws random clips
     bns = multigrid_bns(model)
     set_bn_sub_batch_impl(bns, spec.train.sub_batch_bn)
+    set_bn_plain_impl(bns, spec.train.plain_bn_impl)
     optimizer = torch.optim.SGD(_param_groups(model, spec.solver.weight_decay), lr=spec.solver.base_lr,
                                 momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
     bad = BadVideoLog(log)

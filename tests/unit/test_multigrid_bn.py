@@ -165,6 +165,25 @@ x = torch.randn(3, 4, 2, 5, 5)
 out, mean, var = triton_sub_batch_norm(x, torch.ones(4), torch.zeros(4), 1, 1e-5)
 torch.testing.assert_close(out, torch.nn.functional.batch_norm(x, None, None, training=True), rtol=1e-4, atol=1e-5)
 torch.testing.assert_close(var[0], x.var((0, 2, 3, 4)))
+# train.plain_bn_impl=triton: a layer over its whole batch trains as nn.BatchNorm3d does (output, gradients, running
+# statistics, a second batch's momentum update), and evaluates as it
+ours, plain = MultigridBatchNorm3d(5), torch.nn.BatchNorm3d(5)
+ours.plain_impl = "triton"
+for step in range(2):
+    x = (torch.randn(4, 5, 2, 3, 3) * 2 + step).contiguous(memory_format=torch.channels_last_3d)
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    grad = torch.randn(x.shape)
+    ya, yb = ours(a), plain(b)
+    ya.backward(grad)
+    yb.backward(grad)
+    torch.testing.assert_close(ya, yb, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
+for p, q in ((ours.weight.grad, plain.weight.grad), (ours.bias.grad, plain.bias.grad),
+             (ours.running_mean, plain.running_mean), (ours.running_var, plain.running_var)):
+    torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-4)
+assert int(ours.num_batches_tracked) == int(plain.num_batches_tracked) == 2
+ours.eval(), plain.eval()
+torch.testing.assert_close(ours(x), plain(x))
 print("ok", len(cases))
 """
 
@@ -216,6 +235,24 @@ def test_triton_sub_batch_bn_matches_independent_implementation_on_gpu(k):
     static.copy_(x.bfloat16() * 2)
     graph.replay()
     torch.testing.assert_close(captured.float(), ref(x * 2).float(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_triton_plain_bn_trains_as_cudnn_on_gpu():
+    # train.plain_bn_impl=triton: bf16 activations under autocast, as in training, within bf16 rounding of cuDNN's BN
+    x = torch.randn(8, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d) * 3 + 1
+    ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()
+    ours.plain_impl = "triton"
+    a, b = x.bfloat16().requires_grad_(), x.bfloat16().requires_grad_()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        ya, yb = ours(a), ref(b)
+    grad = torch.randn_like(ya)
+    ya.backward(grad)
+    yb.backward(grad)
+    torch.testing.assert_close(ya.float(), yb.float(), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(a.grad.float(), b.grad.float(), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(ours.running_var, ref.running_var, rtol=1e-3, atol=1e-3)
 
 
 def test_split_one_is_plain_batchnorm():

@@ -35,6 +35,9 @@ BAD = [
     ({"num_gpus": 0}, "num_gpus", ">= 1"),
     ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
     ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
+    ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
+    ({"train.plain_bn_impl": "triton", "train.device": "cpu"}, "train.plain_bn_impl=triton",
+     "train.plain_bn_impl=cudnn"),
 ]
 
 
@@ -97,7 +100,8 @@ def test_the_run_id_keeps_runs_made_before_the_sub_batch_bn_choice():
 
 
 @pytest.mark.parametrize("key, off, on", [("model.pad_stem_channels", "0", "8"),
-                                          ("data.low_res_copies", "[]", "[/data/k400-160]")])
+                                          ("data.low_res_copies", "[]", "[/data/k400-160]"),
+                                          ("train.plain_bn_impl", "cudnn", "triton")])
 def test_the_run_id_keeps_runs_made_before_a_setting_existed(key, off, on):
     from harness.config import compose
     from harness.results import run_id

@@ -20,8 +20,9 @@ import torch
 
 from harness.models.bn import MultigridBatchNorm3d
 
-CONFIGS = [("plain", 1), ("auto", 2), ("auto", 4), ("blocks", 4), ("interleaved", 4), ("triton", 2), ("triton", 4),
-           ("triton", 8), ("compiled", 4)]
+# (train.sub_batch_bn, k); ("triton", 1) is plain BN through the Triton kernels (train.plain_bn_impl=triton)
+CONFIGS = [("plain", 1), ("triton", 1), ("auto", 2), ("auto", 4), ("blocks", 4), ("interleaved", 4), ("triton", 2),
+           ("triton", 4), ("triton", 8), ("compiled", 4)]
 ITERATIONS = 300
 
 
@@ -29,6 +30,7 @@ def layer_and_input(impl: str, splits: int) -> tuple[MultigridBatchNorm3d, torch
     bn = MultigridBatchNorm3d(64).cuda()
     bn.num_splits = splits
     bn.sub_batch_impl = "auto" if impl == "plain" else impl
+    bn.plain_impl = "triton" if (impl, splits) == ("triton", 1) else "cudnn"
     x = torch.randn(8, 64, 4, 8, 8, device="cuda", dtype=torch.bfloat16).contiguous(
         memory_format=torch.channels_last_3d).requires_grad_()
     grad = torch.randn_like(x)
