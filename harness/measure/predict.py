@@ -101,7 +101,8 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     `spec.train.sub_batch_bn` says; with `plain_bn`, shapes with sub-batch BN also with plain BN
     (`StepTime.plain_bn_ms`)."""
     torch.manual_seed(0)
-    model = build_model(spec.model, spec.data.num_classes).to(device)
+    # Timed with random weights: a run's pre-trained ones (model.pretrained) change no step's time.
+    model = build_model(dataclasses.replace(spec.model, pretrained=None), spec.data.num_classes).to(device)
     if channels_last:
         model = model.to(memory_format=torch.channels_last_3d)
     model.train()
@@ -140,6 +141,9 @@ def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:
     return sum(n * times[k].median_ms / 1e3 for k, n in iterations_by_shape(plan).items())
 
 
+TIMED_WITHOUT_WEIGHTS = "<pre-trained weights not loaded for timing>"
+
+
 def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | None = None, warmup: int = 3,
                   repeats: int = 10, step: str = "eager", progress_factory=None, timings: dict | None = None,
                   loader: LoaderRates | None = None, sub_batch_bn: str = "auto", plain_bn: bool = False) -> dict:
@@ -154,8 +158,10 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
 
     dev = pick_device(device)
     suite = load_suite(suite_name)
+    # Runs that start from pre-trained weights are timed too (with random ones: measure_shapes), so they are
+    # resolved as if the weights were given.
     runs = [r for r in resolve_suite(suite, load_scale(scale_name), [f"train.sub_batch_bn={sub_batch_bn}"],
-                                     data_root="/nonexistent") if r.spec]
+                                     data_root="/nonexistent", pretrained=TIMED_WITHOUT_WEIGHTS) if r.spec]
     plans = {r.run.variant: (build_plan(r.spec), build_plan(baseline_spec(r.spec))) for r in runs}
     by_model: dict[tuple, tuple[RunSpec, set[ShapeKey]]] = {}
     for r in runs:

@@ -93,3 +93,13 @@ def test_iterations_by_shape_covers_the_plan():
     shapes = {(t, s) for t, s, _, _ in counts}
     assert shapes == {(c.t, c.s) for p in plan.phases if p.epochs for c in p.cycle}
     assert all(b >= 1 for _, _, b, _ in itertools.islice(counts, 100))
+
+
+def test_profile_times_the_runs_that_start_from_pre_trained_weights():
+    # Table 4's runs require model.pretrained; their steps take the same time with any weights, so the suite's
+    # profile predicts them without the weights file.
+    from harness.measure.predict import profile_suite
+
+    record = profile_suite("kinetics_1gpu", "smoke", device="cpu", warmup=0, repeats=1)
+    assert {r["variant"] for r in record["runs"]} == {"baseline", "multigrid"}
+    assert all(r["predicted_speedup"] > 0 for r in record["runs"]) and record["shapes"]
