@@ -134,7 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     pre.add_argument("--iterations", type=int, default=200, help="SGD steps (default 200)")
     pre.add_argument("--batch", type=int, default=32, help="frames per step (default 32)")
     pre.add_argument("--size", type=int, default=None, help="frame crop in pixels (default: the run's data.crop_size)")
-    pre.add_argument("--lr", type=float, default=0.1, help="peak learning rate (warm-up, then cosine; default 0.1)")
+    pre.add_argument("--lr", type=float, default=None,
+                     help="peak learning rate (warm-up, then cosine; default 0.1 per 256 frames: 0.0125 at 32)")
     pre.add_argument("--seed", type=int, default=0, help="initialisation and frame order (default 0)")
     pre.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
     pre.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -115,7 +115,7 @@ def pretrained_path(scale: Scale) -> str | None:
 
     s = settings_from_mapping(scale.settings["pretrain_2d"], f"scale {scale.name}: pretrain_2d")
     width = scale.settings.get("model_width", 1.0)
-    tag = f"w{width:g}-i{s.iterations}-b{s.batch}-s{s.size}-lr{s.lr:g}-seed{s.seed}"
+    tag = f"w{width:g}-i{s.iterations}-b{s.batch}-s{s.size}-lr{s.peak_lr:g}-seed{s.seed}-zi"
     return str(Path(root).with_name(f"{Path(root).name}-resnet50-{tag}.pt"))
 
 

@@ -35,7 +35,7 @@ def test_command_writes_a_state_dict_that_inflates(synth_root, tmp_path):
         model = build_model(ModelSpec(name=name, width=0.0625, pretrained=str(out)), 4)
     assert torch.allclose(model.stem.conv1.weight.sum(2), state["conv1.weight"], atol=1e-6)
     meta = json.loads((tmp_path / "w" / "resnet50.pt.json").read_text())
-    assert meta["settings"] == {"iterations": 3, "batch": 4, "size": 32, "lr": 0.1, "seed": 5}
+    assert meta["settings"] == {"iterations": 3, "batch": 4, "size": 32, "lr": 0.1 * 4 / 256, "seed": 5}
     assert meta["dataset"]["root"] == str(synth_root) and meta["dataset"]["train_videos"] == 32
     assert 0 <= meta["final_train_top1"] <= 100 and meta["provenance"]["commit"]
     assert "not ImageNet" in meta["what"]
@@ -121,3 +121,16 @@ def test_reproduce_builds_the_stand_in_only_for_a_run_that_needs_it(tmp_path, mo
     # Trained beside the suite's own data (its videos are as long as its longest clip).
     assert started[1:] == [rep.pretrained_path(suite_scale(load_suite("kinetics_generalization"),
                                                            load_scale("smoke")))] * 2
+
+
+def test_the_learning_rate_follows_imagenet_s_rule_unless_given_and_residual_blocks_start_as_identities():
+    from harness.models.resnet2d import resnet50_2d
+    from harness.train.pretrain_2d import PretrainSettings, zero_init_residuals
+
+    assert PretrainSettings(batch=64).peak_lr == pytest.approx(0.025)
+    assert PretrainSettings(batch=64, lr=0.2).peak_lr == 0.2
+    net = resnet50_2d(4, 0.0625)
+    zero_init_residuals(net)
+    last_bns = [m.bn3.weight for m in net.modules() if hasattr(m, "bn3")]
+    assert len(last_bns) == 16 and all(w.abs().sum() == 0 for w in last_bns)
+    assert net.bn1.weight.abs().sum() > 0  # the stem and the shortcuts keep their initialisation
