@@ -131,13 +131,14 @@ def suite_pretrained(scale: Scale, overrides: list[str], dry_run: bool) -> str |
 
 def prepare_pretrained(scale: Scale, spec: RunSpec) -> str:
     """Train (once) the scale's 2D ResNet-50 on frames of `spec`'s data (the scale's synthetic training videos) and
-    return its path; a file already there is reused. Under the data folder's lock, as :func:`prepare_synthetic`."""
+    return its path; a file already there is reused. Under a lock of its own: runs that need only the data (which
+    :func:`prepare_synthetic` locks) go on while other processes on the machine wait for the weights."""
     import fcntl
 
     from harness.train.pretrain_2d import pretrain_2d, settings_from_mapping
 
     path = Path(pretrained_path(scale))
-    with open(data_home() / ".prepare.lock", "w") as lock:
+    with open(data_home() / ".pretrain.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.is_file():
             settings = settings_from_mapping(scale.settings["pretrain_2d"], f"scale {scale.name}: pretrain_2d")
