@@ -151,7 +151,8 @@ def test_stem_padding_is_set_on_every_stem_and_leaves_the_parameters_alone():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_padded_stem_trains_as_the_unpadded_one_on_gpu():
     torch.manual_seed(0)
-    models = [build_model(ModelSpec(name="i3d_r50", pad_stem_channels=pad), 5) for pad in (0, 8)]
+    # no dropout: the two forward passes would draw different masks
+    models = [build_model(ModelSpec(name="i3d_r50", pad_stem_channels=pad, dropout=0.0), 5) for pad in (0, 8)]
     models[1].load_state_dict(models[0].state_dict())
     clip = torch.randn(2, 3, 8, 112, 112, device="cuda").to(memory_format=torch.channels_last_3d)
     grads = []
@@ -161,4 +162,5 @@ def test_a_padded_stem_trains_as_the_unpadded_one_on_gpu():
             loss = model(clip).float().square().sum()
         loss.backward()
         grads.append(model.stem.conv1.weight.grad.float())
-    assert torch.allclose(grads[1], grads[0], rtol=0.05, atol=1e-3 * grads[0].abs().max().item())
+    # bf16 through 50 layers whose kernels differ in summation order: the same gradient within a relative 2%
+    assert (grads[1] - grads[0]).norm() < 0.02 * grads[0].norm()
