@@ -162,5 +162,6 @@ def test_a_padded_stem_trains_as_the_unpadded_one_on_gpu():
             loss = model(clip).float().square().sum()
         loss.backward()
         grads.append(model.stem.conv1.weight.grad.float())
-    # bf16 through 50 layers whose kernels differ in summation order: the same gradient within a relative 2%
-    assert (grads[1] - grads[0]).norm() < 0.02 * grads[0].norm()
+    # bf16 through 50 layers whose kernels differ in summation order: the same gradient within a relative 5% (a
+    # channel mixed up would be off by about 100%)
+    assert (grads[1] - grads[0]).norm() < 0.05 * grads[0].norm()
