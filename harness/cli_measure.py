@@ -96,7 +96,7 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile.add_argument("--suite", default=None, help="profile every run of this suite (one timing per shape)")
     profile.add_argument("--scale", default="paper", help="with --suite: the scale (default paper)")
     profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
-    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile"),
+    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile", "compile_graphs"),
                          help="run each step as the trainer does with train.step=STEP (default eager)")
     profile.add_argument("--data", default=None, metavar="RATE|FILE[:PATH]",
                          help="the loader's clips/s per training process: one number for every shape, or a "

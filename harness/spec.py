@@ -123,7 +123,9 @@ class TrainSpec:
     keep_checkpoints: int = 3
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
-    step: str = "eager"  # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "auto" (graphs on GPUs)
+    # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "compile_graphs" (compiled, then a graph per
+    # shape), "auto" (graphs on GPUs)
+    step: str = "eager"
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     plain_bn_impl: str = "cudnn"  # kernels of training BN over the whole per-GPU batch: one of PLAIN_BN_IMPL
     # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
@@ -167,7 +169,7 @@ SCALES = ("smoke", "proxy", "paper")
 DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
-STEP_MODES = ("eager", "cuda_graphs", "compile", "auto")  # harness.train.step implements them
+STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
 SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton")  # harness.models.bn implements them
 SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton")
 # Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the Triton sub-batch kernels
@@ -364,8 +366,8 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(t.plain_bn_impl == "cudnn" or t.device != "cpu",
              f"'train.plain_bn_impl={t.plain_bn_impl}' runs CUDA kernels, but train.device=cpu. Use "
              f"train.plain_bn_impl=cudnn.")
-    _require(t.step != "cuda_graphs" or t.device != "cpu",
-             "'train.step=cuda_graphs' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
+    _require(t.step not in ("cuda_graphs", "compile_graphs") or t.device != "cpu",
+             f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     for key in ("num_workers", "eval_every", "checkpoint_every", "precise_bn", "train_eval_videos"):
         _require(getattr(t, key) >= 0, f"'train.{key}' must be >= 0, got {getattr(t, key)}.")
     for key in ("keep_checkpoints", "eval_batch_size", "log_every"):

@@ -33,11 +33,12 @@ from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
 from harness.train.step import make_step, train_iteration
 
-MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile")
+MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile", "compile_graphs")
 # cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
 # baseline shapes ("eager_autotuned" vs "eager", results/throughput) and cost ~5 s per new shape, most of the
 # setup time of a multigrid proxy run. "eager_autotuned" keeps measuring it.
-AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False}
+AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False,
+             "compile_graphs": False}
 DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
 KERNEL_STEPS = 3  # steps profiled per mode with --kernels (after the timed ones)
 
@@ -145,7 +146,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     dev = pick_device(device)
     on_gpu = dev.type == "cuda"
     bf16, fmt = use_bf16(dev), memory_format_for(use_channels_last(dev))
-    skipped = [] if on_gpu else [m for m in modes if m == "cuda_graphs"]  # CUDA graphs need a GPU
+    skipped = [] if on_gpu else [m for m in modes if m in ("cuda_graphs", "compile_graphs")]  # graphs need a GPU
     modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)
     rows: list[ThroughputRow] = []

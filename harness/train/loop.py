@@ -195,7 +195,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     elif spec.resume and info.is_main:
         log.info("resume=true, but %s holds no checkpoint: starting from scratch", out / "checkpoints")
     resumed_from = state.iteration  # 0 for a fresh run
-    net = data_parallel(model, info, for_graphs=step_mode == "cuda_graphs")
+    net = data_parallel(model, info, for_graphs=step_mode in ("cuda_graphs", "compile_graphs"))
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
                      shapes=len(planned_clip_sizes(plan)))
 

@@ -51,10 +51,10 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 @pytest.mark.gpu
 @needs_cuda
-@pytest.mark.parametrize("mode", ["cuda_graphs", "compile"])
+@pytest.mark.parametrize("mode", ["cuda_graphs", "compile", "compile_graphs"])
 def test_step_mode_trains_like_the_eager_step(mode):
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    # torch.compile takes about a minute per shape: it gets the sub-batch-BN shape only.
+    # torch.compile takes about a minute per shape: the compiled modes get the sub-batch-BN shape only.
     shapes = SHAPES if mode == "cuda_graphs" else SHAPES[2:3]
     try:
         steps = 2 * len(shapes)
@@ -159,6 +159,16 @@ def test_step_mode_changes_the_run_id_only_when_set():
     assert old >= 7, "the 1-GPU records from before train.step existed are missing"
 
 
+def test_graphed_step_modes_are_refused_on_the_cpu_before_any_work():
+    for mode in ("cuda_graphs", "compile_graphs"):
+        with pytest.raises(SpecError, match=f"train.step={mode}"):
+            RunSpec(num_gpus=1, train=TrainSpec(step=mode, device="cpu")).replace()
+        model = build_model(ModelSpec(name="i3d_r50", width=0.0625), 3)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        with pytest.raises(SpecError, match="no CUDA GPU is visible"):
+            make_step(mode, model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
+
+
 def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     spec = RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs"), output_dir=str(tmp_path))
@@ -170,10 +180,10 @@ def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
     from harness.measure.throughput import measure_throughput
     from harness.records import ThroughputRecord
 
-    record = measure_throughput(("k400_i3d_r50",), (1,), ("plain", "eager", "cuda_graphs"), device="cpu",
-                                warmup=0, repeats=1)
+    record = measure_throughput(("k400_i3d_r50",), (1,), ("plain", "eager", "cuda_graphs", "compile_graphs"),
+                                device="cpu", warmup=0, repeats=1)
     ThroughputRecord(**record)  # the fields its record type names, no more, no fewer
-    assert record["skipped"] == ["cuda_graphs"] and record["matmul_tflops"] > 0
+    assert record["skipped"] == ["cuda_graphs", "compile_graphs"] and record["matmul_tflops"] > 0
     assert [r["mode"] for r in record["rows"]] == ["plain", "eager"]
     for row in record["rows"]:
         assert (row["t"], row["s"], row["batch"]) == (16, 224, 1)  # the recipe's baseline shape
