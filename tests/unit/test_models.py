@@ -156,12 +156,12 @@ def test_a_padded_stem_trains_as_the_unpadded_one_on_gpu():
     models[1].load_state_dict(models[0].state_dict())
     clip = torch.randn(2, 3, 8, 112, 112, device="cuda").to(memory_format=torch.channels_last_3d)
     grads = []
-    for model in models:
-        model = model.cuda().to(memory_format=torch.channels_last_3d).train()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(clip).float().square().sum()
-        loss.backward()
-        grads.append(model.stem.conv1.weight.grad.float())
-    # bf16 through 50 layers whose kernels differ in summation order: the same gradient within a relative 5% (a
-    # channel mixed up would be off by about 100%)
-    assert (grads[1] - grads[0]).norm() < 0.05 * grads[0].norm()
+    # In fp32 without TF32 the padded convolution is the same arithmetic up to summation order. (Under bf16 the
+    # two models' stem gradients differed by 10% on an H100: rounding differences grow through 50 random layers.)
+    with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=False, allow_tf32=False):
+        for model in models:
+            model = model.cuda().to(memory_format=torch.channels_last_3d).train()
+            loss = model(clip).square().sum()
+            loss.backward()
+            grads.append(model.stem.conv1.weight.grad)
+    assert (grads[1] - grads[0]).norm() < 1e-3 * grads[0].norm()
