@@ -119,7 +119,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from harness.measure.throughput import measure_throughput
+    from harness.measure.throughput import measure_throughput, row_setting
     from harness.records import ThroughputRecord
 
     def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows
@@ -146,7 +146,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<28} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
           f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
     for r in record["rows"]:
-        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {_row_setting(r):<28} "
+        print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {row_setting(r):<28} "
               f"{r['ms_per_step']:>8.1f} {r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} "
               f"{r['share_of_matmul']:>7.1%} {r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
     for r in record["rows"]:
@@ -155,22 +155,13 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row_setting(row: dict) -> str:
-    """The row's step mode with the model settings that differ from the defaults, e.g. `cuda_graphs, stem 8`."""
-    parts = [row["mode"]]
-    if row.get("pad_stem_channels"):
-        parts.append(f"stem {row['pad_stem_channels']}")
-    if row.get("plain_bn_impl", "cudnn") != "cudnn":
-        parts.append(f"{row['plain_bn_impl']} BN")
-    return ", ".join(parts)
-
-
 def _print_kernels(row: dict) -> None:
     from harness.measure.kernels import short_name
+    from harness.measure.throughput import row_setting
 
     k = row["kernels"]
     busy = f", busy {k['busy_share']:.0%} of the step" if k["busy_share"] is not None else ""
-    print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {_row_setting(row)}: "
+    print(f"\n{row['model']} {row['t']}×{row['s']}² × {row['batch']}, {row_setting(row)}: "
           f"{k['device_ms_per_step']:.1f} ms of kernels per step{busy}")
     print("  " + ", ".join(f"{group} {ms:.1f} ms" for group, ms in k["groups_ms"].items()))
     for top in k["top"]:

@@ -65,6 +65,21 @@ class ThroughputRow:
         return asdict(self)
 
 
+def row_setting(row: dict) -> str:
+    """A record row's step mode with the model settings that differ from the defaults, e.g. `cuda_graphs, stem 8`."""
+    parts = [row["mode"]]
+    if row.get("pad_stem_channels"):
+        parts.append(f"stem {row['pad_stem_channels']}")
+    if row.get("plain_bn_impl", "cudnn") != "cudnn":
+        parts.append(f"{row['plain_bn_impl']} BN")
+    return ", ".join(parts)
+
+
+def is_plain_loop(row: dict) -> bool:
+    """The textbook loop on the model as it is (stems unpadded, cuDNN's BN): what the step modes are set against."""
+    return row["mode"] == "plain" and not row.get("pad_stem_channels") and row.get("plain_bn_impl", "cudnn") == "cudnn"
+
+
 def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> float:
     """The device's bf16 (GPU) or fp32 (CPU) dense matrix-product rate, measured: the practical ceiling."""
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32

@@ -324,7 +324,16 @@ def weak_scaling_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
     """Training-step time at the baseline shape of the suite's recipes: a plain loop beside the trainer's step
-    modes (`harness throughput` records), each mode's gain over the trainer's eager step."""
+    modes (`harness throughput` records), each mode's gain over the trainer's eager step and over the plain loop
+    (the model as it is) timed at the same commit on the same card, in the same record or another of that call."""
+    from harness.measure.throughput import is_plain_loop, row_setting
+
+    def where(record: Mapping[str, Any]) -> tuple[str, str]:
+        prov = provenance_of(record)
+        return prov["commit"] or "?", prov["hardware"].get("gpu") or record.get("device", "?")
+
+    plain_loop = {(*where(record), r["recipe"], r["batch"]): r["ms_per_step"]
+                  for record in records for r in record.get("rows", []) if is_plain_loop(r)}
     rows, notes = [], []
     for record in records:
         mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes]
@@ -336,12 +345,12 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
         device = prov["hardware"].get("gpu") or record.get("device", "?")
         for r in mine:
             base = eager.get((r["recipe"], r["batch"]))
+            plain = plain_loop.get((*where(record), r["recipe"], r["batch"]))
             rows.append({"device": device, "model": r["model"], "shape": f"{r['t']}×{r['s']}²", "batch": r["batch"],
-                         "mode": r["mode"] + (f", stem padded to {r['pad_stem_channels']} channels"
-                                              if r.get("pad_stem_channels") else ""),
-                         "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
+                         "mode": row_setting(r), "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
                          "tflops": r["train_tflops"], "share": r["share_of_matmul"], "setup_s": r["setup_s"] or None,
-                         "gain": base / r["ms_per_step"] if base else None})
+                         "gain": base / r["ms_per_step"] if base else None,
+                         "vs_plain": plain / r["ms_per_step"] if plain and not is_plain_loop(r) else None})
         notes.append(f"{device}: bf16 matrix-product ceiling measured at {record.get('matmul_tflops', 0):.0f} TFLOP/s; "
                      f"commit {prov['commit'] or '?'}. {record.get('notes', '')}.")
     if not rows:
@@ -350,7 +359,11 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
                Column("batch", "clips", "int"), Column("mode", "step"), Column("ms", "ms/step", "float"),
                Column("clips_per_s", "clips/s", "float"),
                Column("tflops", "TFLOP/s (3× fwd)", "float"), Column("share", "of matmul ceiling", "share"),
-               Column("setup_s", "capture/compile", "seconds"), Column("gain", "vs trainer eager", "ratio"))
+               Column("setup_s", "capture/compile", "seconds"), Column("gain", "vs trainer eager", "ratio"),
+               Column("vs_plain", "vs plain loop", "ratio"))
+    notes.append("step: train.step, with 'stem N' where model.pad_stem_channels=N and 'triton BN' where "
+                 "train.plain_bn_impl=triton; vs plain loop: the plain loop on the model as it is, same commit and "
+                 "card.")
     return Table("throughput", "Training steps at the baseline shape: plain loop vs the trainer's step modes", columns,
                  tuple(rows), tuple(notes))
 
@@ -362,6 +375,7 @@ def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) 
     """Where a training step's time goes (`harness throughput --kernels` rows of the suite's recipes): kernel time
     per step, how busy the GPU is during the step, time per kernel group and the largest kernel."""
     from harness.measure.kernels import short_name
+    from harness.measure.throughput import row_setting
 
     rows, notes = [], []
     for record in records:
@@ -373,7 +387,7 @@ def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) 
         for r in mine:
             k = r["kernels"]
             top = k["top"][0] if k["top"] else None
-            rows.append({"device": device, "model": r["model"], "batch": r["batch"], "mode": r["mode"],
+            rows.append({"device": device, "model": r["model"], "batch": r["batch"], "mode": row_setting(r),
                          "ms": r["ms_per_step"], "kernel_ms": k["device_ms_per_step"], "busy": k["busy_share"],
                          **{group: k["groups_ms"].get(group) for group in KERNEL_GROUPS},
                          "largest": f"{short_name(top['name'])} ({top['share']:.0%})" if top else ""})

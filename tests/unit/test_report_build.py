@@ -254,8 +254,27 @@ def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_e
     assert throughput_table([record], {"c"}) is None
     padded = {**record, "rows": [*record["rows"], {**row("a", "eager", 40.0), "pad_stem_channels": 8}]}
     rows = throughput_table([padded], {"a"}).rows  # a padded stem's row against the unpadded eager step
-    assert (rows[2]["mode"], rows[2]["gain"]) == ("eager, stem padded to 8 channels", 1.5)
+    assert (rows[2]["mode"], rows[2]["gain"]) == ("eager, stem 8", 1.5)
     assert rows[0]["gain"] == 1.0
+
+
+def test_throughput_table_sets_each_step_against_the_plain_loop_of_the_same_commit_and_card():
+    def row(mode, ms, **settings):
+        return {"recipe": "a", "model": "a", "t": 32, "s": 224, "batch": 8, "mode": mode, "ms_per_step": ms,
+                "clips_per_s": 8e3 / ms, "train_tflops": 1.0, "share_of_matmul": 0.01, "setup_s": 0.0, **settings}
+
+    def record(commit, *rows):
+        return {"device": "cuda", "matmul_tflops": 1.0, "notes": "n", "rows": list(rows),
+                "provenance": {"commit": commit, "hardware": {"gpu": "H100"}}}
+
+    plain = record("c1", row("plain", 70.0), row("plain", 65.0, pad_stem_channels=8))
+    steps = record("c1", row("compile_graphs", 50.0, pad_stem_channels=8), row("cuda_graphs", 35.0,
+                                                                                 plain_bn_impl="triton"))
+    other = record("c2", row("compile", 35.0))  # another call: its plain loop is not this one
+    rows = throughput_table([plain, steps, other], {"a"}).rows
+    assert [(r["mode"], r["vs_plain"]) for r in rows] == [
+        ("plain", None), ("plain, stem 8", 70.0 / 65.0), ("compile_graphs, stem 8", 1.4),
+        ("cuda_graphs, triton BN", 2.0), ("compile", None)]
 
 
 def test_data_wait_figure_is_the_same_bytes_every_time_and_leaves_numpys_rng_alone():
