@@ -119,8 +119,11 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from harness.measure.throughput import measure_throughput, row_setting
+    from harness.device import pick_device
+    from harness.measure.throughput import measure_throughput, require_plain_bn_device, row_setting
     from harness.records import ThroughputRecord
+
+    require_plain_bn_device(args.plain_bn_impl, pick_device(args.device))  # before the progress bar
 
     def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows
         if args.out:

@@ -31,6 +31,7 @@ from harness.device import memory_format_for, pick_device, sync_device, use_bf16
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
+from harness.spec import SpecError
 from harness.train.step import make_step, train_iteration
 
 MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile", "compile_graphs")
@@ -63,6 +64,13 @@ class ThroughputRow:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device) -> None:
+    """SpecError, before any timing, where Triton BN kernels (train.plain_bn_impl=triton) would run on the CPU."""
+    if device.type != "cuda" and any(impl != "cudnn" for impl in plain_bn):
+        raise SpecError(f"--plain-bn-impl {' '.join(plain_bn)}: the Triton BN kernels run on a CUDA GPU, and this "
+                        f"measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
 
 
 def row_setting(row: dict) -> str:
@@ -160,6 +168,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
 
     dev = pick_device(device)
     on_gpu = dev.type == "cuda"
+    require_plain_bn_device(plain_bn, dev)
     bf16, fmt = use_bf16(dev), memory_format_for(use_channels_last(dev))
     skipped = [] if on_gpu else [m for m in modes if m in ("cuda_graphs", "compile_graphs")]  # graphs need a GPU
     modes = [m for m in modes if m not in skipped]

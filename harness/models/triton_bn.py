@@ -184,7 +184,7 @@ def _require_device(x: torch.Tensor) -> None:
     # was first imported (its own helpers such as tl.sum are kernels too).
     if not x.is_cuda and not (triton is not None and triton.knobs.runtime.interpret):
         raise RuntimeError("sub-batch BN with Triton kernels runs on CUDA tensors (or, for testing, on CPU under "
-                           "TRITON_INTERPRET=1); use train.sub_batch_bn=auto on the CPU.")
+                           "TRITON_INTERPRET=1); use train.sub_batch_bn=auto and train.plain_bn_impl=cudnn on the CPU.")
 
 
 # Tiles of about TILE values: up to 64 channels (128 contiguous bytes per row in bf16) × as many rows. The

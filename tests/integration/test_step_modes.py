@@ -228,3 +228,13 @@ def test_compiled_steps_keep_their_compile_cache_beside_the_data(tmp_path, monke
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
     make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")
+
+
+def test_throughput_refuses_triton_bn_on_the_cpu_before_timing(capsys):
+    from harness.cli import main
+
+    assert main(["throughput", "--recipes", "k400_i3d_r50", "--batches", "1", "--modes", "plain", "--device", "cpu",
+                 "--plain-bn-impl", "cudnn", "triton"]) != 0
+    err = capsys.readouterr().err
+    assert "--plain-bn-impl cudnn triton" in err and "Leave out --plain-bn-impl" in err and "Traceback" not in err
+    assert "timing steps" not in err  # refused before the progress bar
