@@ -27,11 +27,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     from harness.cli_train import scaled_overrides
     from harness.config import compose
+    from harness.device import pick_device
     from harness.measure.predict import profile_plan, profile_summary
     from harness.records import PlanProfileRecord, SuiteProfileRecord
     from harness.schedule import baseline_spec, build_plan
     from harness.schedule.trained import iterations_by_shape
+    from harness.train.step import require_step_device
 
+    require_step_device(args.step, pick_device(args.device))  # before any timing or progress bar
     loader = None
     if args.data is not None:
         from harness.measure.loader_bound import load_rates

@@ -238,3 +238,12 @@ def test_throughput_refuses_triton_bn_on_the_cpu_before_timing(capsys):
     err = capsys.readouterr().err
     assert "--plain-bn-impl cudnn triton" in err and "Leave out --plain-bn-impl" in err and "Traceback" not in err
     assert "timing steps" not in err  # refused before the progress bar
+
+
+@pytest.mark.parametrize("mode", ["cuda_graphs", "compile_graphs"])
+def test_profile_refuses_graphed_steps_on_the_cpu_before_timing(mode, capsys):
+    from harness.cli import main
+
+    assert main(["profile", "--suite", "smoke", "--scale", "smoke", "--step", mode, "--device", "cpu"]) != 0
+    err = capsys.readouterr().err
+    assert f"train.step={mode}" in err and "Use train.step=eager" in err and "timing" not in err
