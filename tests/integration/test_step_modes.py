@@ -159,6 +159,12 @@ def test_step_mode_changes_the_run_id_only_when_set():
     assert old >= 7, "the 1-GPU records from before train.step existed are missing"
 
 
+def test_compiled_graphs_are_refused_for_several_gpus():
+    RunSpec(num_gpus=1, train=TrainSpec(step="compile_graphs")).replace()
+    with pytest.raises(SpecError, match="use train.step=cuda_graphs|Use train.step=cuda_graphs"):
+        RunSpec(num_gpus=2, train=TrainSpec(step="compile_graphs")).replace()
+
+
 def test_graphed_step_modes_are_refused_on_the_cpu_before_any_work():
     for mode in ("cuda_graphs", "compile_graphs"):
         with pytest.raises(SpecError, match=f"train.step={mode}"):
