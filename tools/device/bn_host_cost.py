@@ -19,6 +19,7 @@ import time
 import torch
 
 from harness.models.bn import MultigridBatchNorm3d
+from harness.provenance import provenance
 
 # (train.sub_batch_bn, k); ("triton", 1) is plain BN through the Triton kernels (train.plain_bn_impl=triton)
 CONFIGS = [("plain", 1), ("triton", 1), ("auto", 2), ("auto", 4), ("blocks", 4), ("interleaved", 4), ("triton", 2),
@@ -85,8 +86,8 @@ def main() -> None:
     print(report)
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows,
-                       "activation": [8, 64, 4, 8, 8], "cprofile_triton_k4": report}, f, indent=1)
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows, "activation": [8, 64, 4, 8, 8],
+                       "cprofile_triton_k4": report, "provenance": provenance()}, f, indent=1)
 
 
 if __name__ == "__main__":
