@@ -89,9 +89,11 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        if impl == "triton":
-            out, group_mean, group_var = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
-        elif impl == "compiled":
+        if impl == "triton":  # its kernels update the running statistics too (fewer host operations)
+            out, _, _ = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
+                                              self.running_var, self._update_factor())
+            return out
+        if impl == "compiled":
             out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)
         elif impl == "fused":
             if not x.is_cuda:

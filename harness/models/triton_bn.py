@@ -7,16 +7,20 @@ launches:
 
 forward   `_stats`: each program reduces a run of rows of one group for a block of channels to (mean, M2)
           (Chan's merge of tile-wise means and squared deviations, stable where mean ≫ std), written as partials;
-          `_finish_stats`: merges a group's partials into its mean and 1/std and folds the affine weight into one
-          scale and shift per (group, channel); `_normalise`: y = x·scale + shift, one pass.
-backward  `_grad_sums`: per-(group, channel) partial sums of dy and dy·x̂; a sum over the partials (one torch
-          reduction) gives both; `_grad_input`: dx = w·(1/std)·(dy − mean(dy) − x̂·mean(dy·x̂)), one pass.
+          `_finish_stats`: merges each group's partials into its mean, variance and 1/std, folds the affine weight
+          into one scale and shift per (group, channel), and moves the layer's running statistics towards the
+          batch's; `_normalise`: y = x·scale + shift, one pass.
+backward  `_grad_sums`: per-(group, channel) partial sums of dy and dy·x̂; `_finish_grads` adds them up per group
+          and, over the groups, into the affine weight's and bias's gradients; `_grad_input`:
+          dx = w·(1/std)·(dy − mean(dy) − x̂·mean(dy·x̂)), one pass.
 
 That is two reads and one write of the activation forward and four reads and one write backward, the passes cuDNN's
 plain BN makes, plus small kernels over (groups × partials × C). Statistics are float32 whatever the activation's
 dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 12-19% faster than the same steps
-with cuDNN's plain BN; eagerly every launch pays Triton's host-side cost and the steps take twice as long, so the
-kernels pay only where the step is replayed from a graph.
+with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (about 1.1 ms per layer's forward
++ backward against plain BN's 0.34), and the steps took twice as long, so the kernels pay where the step is replayed
+from a graph. The statistics' finishing work is done inside the kernels (the running statistics, the affine
+gradients) rather than in a dozen small torch ops per layer for that reason.
 
 The kernels are jitted on first use for CUDA tensors. With TRITON_INTERPRET=1 set before triton is imported, Triton's
 interpreter runs them on CPU tensors (slowly): that is how the CPU tests compare them with the other layouts.
@@ -39,8 +43,9 @@ except ImportError:  # pragma: no cover - PyTorch's CUDA wheels bring Triton; CP
     tl = SimpleNamespace(constexpr=None)  # the kernels' annotations only; _kernels says what is missing
 
 
-def _stats(x_ptr, mean_ptr, m2_ptr, rows_per_group, channels, rows_per_prog, progs_per_group,
+def _stats(x_ptr, part_ptr, rows_per_group, channels, rows_per_prog, progs_per_group,
            BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # part_ptr: (mean, M2) × programs × channels
     pid, cid = tl.program_id(0), tl.program_id(1)
     group, part = pid // progs_per_group, pid % progs_per_group
     cols = cid * BLOCK_C + tl.arange(0, BLOCK_C)
@@ -66,36 +71,60 @@ def _stats(x_ptr, mean_ptr, m2_ptr, rows_per_group, channels, rows_per_prog, pro
         mean += delta * (count / total)
         m2 += tile_m2 + delta * delta * (seen * count / total)
     out = pid.to(tl.int64) * channels + cols
-    tl.store(mean_ptr + out, mean, mask=cmask)
-    tl.store(m2_ptr + out, m2, mask=cmask)
+    tl.store(part_ptr + out, mean, mask=cmask)
+    tl.store(part_ptr + tl.num_programs(0).to(tl.int64) * channels + out, m2, mask=cmask)
 
 
-def _finish_stats(mean_ptr, m2_ptr, weight_ptr, bias_ptr, group_mean_ptr, group_invstd_ptr, scale_ptr, shift_ptr,
-                  rows_per_group, channels, rows_per_prog, progs_per_group, eps, BLOCK_C: tl.constexpr):
-    group, cid = tl.program_id(0), tl.program_id(1)
-    cols = cid * BLOCK_C + tl.arange(0, BLOCK_C)
+def _finish_stats(part_ptr, weight_ptr, bias_ptr, stats_ptr, running_mean_ptr, running_var_ptr, rows_per_group,
+                  channels, rows_per_prog, progs_per_group, splits, eps, var_divisor, factor,
+                  UPDATE_RUNNING: tl.constexpr, BLOCK_C: tl.constexpr):
+    # One program per block of channels, every group: each group's partials merged into its mean and unbiased
+    # variance (for the running statistics), 1/std, and the affine weight folded into a scale and shift. With
+    # UPDATE_RUNNING, the running statistics move towards the batch's (mean of the group means; mean of the group
+    # variances plus the variance of the group means) by `factor`, here rather than in a dozen small torch ops.
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < channels
-    first = group * progs_per_group
-    mean = tl.zeros([BLOCK_C], dtype=tl.float32)
-    m2 = tl.zeros([BLOCK_C], dtype=tl.float32)
-    for part in range(0, progs_per_group):
-        seen = (part * rows_per_prog).to(tl.float32)
-        count = tl.minimum(rows_per_group - part * rows_per_prog, rows_per_prog).to(tl.float32)
-        at = (first + part).to(tl.int64) * channels + cols
-        part_mean = tl.load(mean_ptr + at, mask=cmask, other=0.0)
-        part_m2 = tl.load(m2_ptr + at, mask=cmask, other=0.0)
-        delta = part_mean - mean
-        total = seen + count
-        mean += delta * (count / total)
-        m2 += part_m2 + delta * delta * (seen * count / total)
-    invstd = 1.0 / tl.sqrt(m2 / rows_per_group + eps)
-    scale = tl.load(weight_ptr + cols, mask=cmask, other=1.0).to(tl.float32) * invstd
-    shift = tl.load(bias_ptr + cols, mask=cmask, other=0.0).to(tl.float32) - mean * scale
-    out = group * channels + cols
-    tl.store(group_mean_ptr + out, mean, mask=cmask)
-    tl.store(group_invstd_ptr + out, invstd, mask=cmask)
-    tl.store(scale_ptr + out, scale, mask=cmask)
-    tl.store(shift_ptr + out, shift, mask=cmask)
+    parts = splits * progs_per_group
+    weight = tl.load(weight_ptr + cols, mask=cmask, other=1.0).to(tl.float32)
+    bias = tl.load(bias_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
+    means_mean = tl.zeros([BLOCK_C], dtype=tl.float32)  # Welford over the group means
+    means_m2 = tl.zeros([BLOCK_C], dtype=tl.float32)
+    var_sum = tl.zeros([BLOCK_C], dtype=tl.float32)
+    for group in range(0, splits):
+        mean = tl.zeros([BLOCK_C], dtype=tl.float32)
+        m2 = tl.zeros([BLOCK_C], dtype=tl.float32)
+        for part in range(0, progs_per_group):
+            seen = (part * rows_per_prog).to(tl.float32)
+            count = tl.minimum(rows_per_group - part * rows_per_prog, rows_per_prog).to(tl.float32)
+            at = (group * progs_per_group + part).to(tl.int64) * channels + cols
+            part_mean = tl.load(part_ptr + at, mask=cmask, other=0.0)
+            part_m2 = tl.load(part_ptr + parts * channels + at, mask=cmask, other=0.0)
+            delta = part_mean - mean
+            total = seen + count
+            mean += delta * (count / total)
+            m2 += part_m2 + delta * delta * (seen * count / total)
+        invstd = 1.0 / tl.sqrt(m2 / rows_per_group + eps)
+        scale = weight * invstd
+        var = m2 / var_divisor  # unbiased (rows - 1), as nn.BatchNorm keeps
+        out = group * channels + cols
+        plane = splits * channels  # stats_ptr: (mean, invstd, scale, shift, var) × splits × channels
+        tl.store(stats_ptr + out, mean, mask=cmask)
+        tl.store(stats_ptr + plane + out, invstd, mask=cmask)
+        tl.store(stats_ptr + 2 * plane + out, scale, mask=cmask)
+        tl.store(stats_ptr + 3 * plane + out, bias - mean * scale, mask=cmask)
+        tl.store(stats_ptr + 4 * plane + out, var, mask=cmask)
+        delta = mean - means_mean
+        means_mean += delta / (group + 1)
+        means_m2 += delta * (mean - means_mean)
+        var_sum += var
+    if UPDATE_RUNNING:
+        batch_var = var_sum / splits + means_m2 / splits
+        running_mean = tl.load(running_mean_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
+        running_var = tl.load(running_var_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
+        running_mean += factor * (means_mean - running_mean)
+        running_var += factor * (batch_var - running_var)
+        tl.store(running_mean_ptr + cols, running_mean.to(running_mean_ptr.dtype.element_ty), mask=cmask)
+        tl.store(running_var_ptr + cols, running_var.to(running_var_ptr.dtype.element_ty), mask=cmask)
 
 
 def _normalise(x_ptr, y_ptr, scale_ptr, shift_ptr, rows_per_group, channels, blocks_per_group,
@@ -115,8 +144,9 @@ def _normalise(x_ptr, y_ptr, scale_ptr, shift_ptr, rows_per_group, channels, blo
     tl.store(y_ptr + offsets, (x * scale[None, :] + shift[None, :]).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, sum_dy_ptr, sum_dy_xhat_ptr, rows_per_group, channels,
-               rows_per_prog, progs_per_group, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, part_ptr, rows_per_group, channels, rows_per_prog,
+               progs_per_group, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # part_ptr: (sum of dy, sum of dy·x̂) × programs × channels
     pid, cid = tl.program_id(0), tl.program_id(1)
     group, part = pid // progs_per_group, pid % progs_per_group
     cols = cid * BLOCK_C + tl.arange(0, BLOCK_C)
@@ -138,8 +168,33 @@ def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, sum_dy_ptr, sum_dy_xhat_ptr,
         sum_dy += tl.sum(dy, axis=0)
         sum_dy_xhat += tl.sum(dy * xhat, axis=0)
     out = pid.to(tl.int64) * channels + cols
-    tl.store(sum_dy_ptr + out, sum_dy, mask=cmask)
-    tl.store(sum_dy_xhat_ptr + out, sum_dy_xhat, mask=cmask)
+    tl.store(part_ptr + out, sum_dy, mask=cmask)
+    tl.store(part_ptr + tl.num_programs(0).to(tl.int64) * channels + out, sum_dy_xhat, mask=cmask)
+
+
+def _finish_grads(part_ptr, sums_ptr, grad_weight_ptr, grad_bias_ptr, channels, progs_per_group, splits,
+                  BLOCK_C: tl.constexpr):
+    # One program per block of channels: each group's partial sums of dy and dy·x̂ added up (for _grad_input),
+    # and over the groups, the affine weight's and bias's gradients.
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = cols < channels
+    parts = splits * progs_per_group
+    grad_weight = tl.zeros([BLOCK_C], dtype=tl.float32)
+    grad_bias = tl.zeros([BLOCK_C], dtype=tl.float32)
+    for group in range(0, splits):
+        sum_dy = tl.zeros([BLOCK_C], dtype=tl.float32)
+        sum_dy_xhat = tl.zeros([BLOCK_C], dtype=tl.float32)
+        for part in range(0, progs_per_group):
+            at = (group * progs_per_group + part).to(tl.int64) * channels + cols
+            sum_dy += tl.load(part_ptr + at, mask=cmask, other=0.0)
+            sum_dy_xhat += tl.load(part_ptr + parts * channels + at, mask=cmask, other=0.0)
+        out = group * channels + cols
+        tl.store(sums_ptr + out, sum_dy, mask=cmask)
+        tl.store(sums_ptr + splits * channels + out, sum_dy_xhat, mask=cmask)
+        grad_weight += sum_dy_xhat
+        grad_bias += sum_dy
+    tl.store(grad_weight_ptr + cols, grad_weight.to(grad_weight_ptr.dtype.element_ty), mask=cmask)
+    tl.store(grad_bias_ptr + cols, grad_bias.to(grad_bias_ptr.dtype.element_ty), mask=cmask)
 
 
 def _grad_input(x_ptr, dy_ptr, dx_ptr, mean_ptr, invstd_ptr, weight_ptr, sum_dy_ptr, sum_dy_xhat_ptr,
@@ -167,7 +222,7 @@ def _grad_input(x_ptr, dy_ptr, dx_ptr, mean_ptr, invstd_ptr, weight_ptr, sum_dy_
     tl.store(dx_ptr + offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
-_KERNELS = (_stats, _finish_stats, _normalise, _grad_sums, _grad_input)
+_KERNELS = (_stats, _finish_stats, _normalise, _grad_sums, _finish_grads, _grad_input)
 
 
 @cache
@@ -227,7 +282,8 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
     the blocks' means and unbiased variances, (splits, C) in fp32, for the running statistics."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float):
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,
+                running_mean: torch.Tensor | None, running_var: torch.Tensor | None, factor: float):
         _require_device(x)
         k = _kernels()
         lay = _layout(x, splits)
@@ -236,19 +292,22 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         # y is allocated in channels-last memory (its storage is `rows`' layout) rather than as a view of a
         # rows tensor: the network applies in-place ReLU to it, which autograd forbids on a custom op's views.
         y = torch.empty(x.shape, device=x.device, dtype=x.dtype, memory_format=torch.channels_last_3d)
-        part_mean = torch.empty(splits * progs, c, device=x.device, dtype=torch.float32)
-        part_m2 = torch.empty_like(part_mean)
-        k["stats"][(splits * progs, blocks)](rows, part_mean, part_m2, per_group, c, lay.rows_per_prog, progs,
+        # Few allocations and small ops: eagerly each costs the host more than its kernel costs the GPU.
+        partials = torch.empty(2, splits * progs, c, device=x.device, dtype=torch.float32)
+        k["stats"][(splits * progs, blocks)](rows, partials, per_group, c, lay.rows_per_prog, progs,
                                              BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
-        mean, invstd, scale, shift = (torch.empty(splits, c, device=x.device, dtype=torch.float32) for _ in range(4))
-        k["finish_stats"][(splits, blocks)](part_mean, part_m2, weight, bias, mean, invstd, scale, shift, per_group,
-                                            c, lay.rows_per_prog, progs, eps, BLOCK_C=lay.block_c)
+        stats = torch.empty(5, splits, c, device=x.device, dtype=torch.float32)
+        update = running_mean is not None
+        k["finish_stats"][(blocks,)](partials, weight, bias, stats, running_mean if update else stats,
+                                     running_var if update else stats, per_group, c, lay.rows_per_prog, progs, splits,
+                                     eps, float(max(per_group - 1, 1)), factor, UPDATE_RUNNING=update,
+                                     BLOCK_C=lay.block_c)
+        mean, invstd, scale, shift, var = stats.unbind(0)
         per_group_blocks = math.ceil(per_group / lay.block_r)
         k["normalise"][(splits * per_group_blocks, blocks)](rows, y, scale, shift, per_group, c, per_group_blocks,
                                                             BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         ctx.save_for_backward(rows, weight, mean, invstd)
         ctx.splits, ctx.memory_format = splits, dense_memory_format(x)
-        var = (invstd.pow(-2) - eps) * (per_group / max(per_group - 1, 1))  # unbiased, as nn.BatchNorm keeps
         ctx.mark_non_differentiable(mean, var)
         return y.contiguous(memory_format=dense_memory_format(x)), mean, var
 
@@ -256,29 +315,33 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
     def backward(ctx, grad_out: torch.Tensor, _mean_grad, _var_grad):
         rows, weight, mean, invstd = ctx.saved_tensors
         splits = ctx.splits
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
         kern = _kernels()
         lay = _layout(grad_out, splits)
         c, per_group, progs, blocks = lay.channels, lay.rows_per_group, lay.progs_per_group, lay.channel_blocks
         dy = _rows(grad_out)
-        partials = torch.empty(2, splits, progs, c, device=rows.device, dtype=torch.float32)
-        kern["grad_sums"][(splits * progs, blocks)](rows, dy, mean, invstd, partials[0], partials[1], per_group, c,
+        partials = torch.empty(2, splits * progs, c, device=rows.device, dtype=torch.float32)
+        kern["grad_sums"][(splits * progs, blocks)](rows, dy, mean, invstd, partials, per_group, c,
                                                     lay.rows_per_prog, progs, BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
-        sum_dy, sum_dy_xhat = partials.sum(2)  # (splits, C) each
+        sums = torch.empty(2, splits, c, device=rows.device, dtype=torch.float32)  # (sum of dy, of dy·x̂) per group
+        grads = torch.empty(2, c, device=rows.device, dtype=weight.dtype)  # the weight's and the bias's
+        kern["finish_grads"][(blocks,)](partials, sums, grads[0], grads[1], c, progs, splits, BLOCK_C=lay.block_c)
         grad_x = None
-        if need_x:
+        if ctx.needs_input_grad[0]:
             dx = torch.empty_like(rows)
             per_group_blocks = math.ceil(per_group / lay.block_r)
+            sum_dy, sum_dy_xhat = sums.unbind(0)
             kern["grad_input"][(splits * per_group_blocks, blocks)](
                 rows, dy, dx, mean, invstd, weight, sum_dy, sum_dy_xhat, per_group, c, per_group_blocks,
                 BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
             grad_x = dx.movedim(-1, 1).contiguous(memory_format=ctx.memory_format)
-        grad_w = sum_dy_xhat.sum(0).to(weight.dtype) if need_w else None
-        grad_b = sum_dy.sum(0).to(weight.dtype) if need_b else None
-        return grad_x, grad_w, grad_b, None, None
+        grad_w, grad_b = grads.unbind(0)
+        return grad_x, grad_w, grad_b, None, None, None, None, None
 
 
-def triton_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int,
-                          eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, block means, block unbiased variances) of sub-batch BN over `splits` contiguous blocks of the batch."""
-    return TritonSubBatchBatchNorm.apply(x, weight, bias, splits, eps)
+def triton_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,
+                          running_mean: torch.Tensor | None = None, running_var: torch.Tensor | None = None,
+                          factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, block means, block unbiased variances) of sub-batch BN over `splits` contiguous blocks of the batch.
+    With `running_mean` and `running_var` the kernels also move them towards the batch's statistics by `factor`
+    (the batch's: the mean of the block means; the mean of the block variances plus the variance of the means)."""
+    return TritonSubBatchBatchNorm.apply(x, weight, bias, splits, eps, running_mean, running_var, factor)
