@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.io import write_json_atomic
-from harness.spec import RunSpec
+from harness.spec import RunSpec, SpecError, spec_from_dict
 
 # Settings that change where or how a run executes, not what it computes.
 NOT_IN_RUN_ID = ("output_dir", "resume")
@@ -70,6 +70,16 @@ def _hashed_settings(spec_dict: dict[str, Any], names: bool = True, portable: bo
 def run_id(spec: RunSpec) -> str:
     """A short hash of the resolved spec (without output/logging settings): same spec, same id."""
     return hashlib.sha1(_hashed_settings(spec.to_dict()).encode()).hexdigest()[:12]
+
+
+def seeds_key(spec_dict: dict[str, Any]) -> str:
+    """What the records of one run's seeds share: its settings as its run id hashes them (defaults filled in, as
+    the record's version left them out), without the seed, generated data compared by name."""
+    try:
+        spec_dict = spec_from_dict(spec_dict).replace(seed=0).to_dict()
+    except (SpecError, TypeError, ValueError):  # a record too old or odd to validate: its settings as written
+        spec_dict = {**spec_dict, "seed": 0}
+    return _hashed_settings(spec_dict, portable=True)
 
 
 def record_path(spec: RunSpec, root: Path | None = None) -> Path:

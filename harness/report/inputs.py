@@ -18,6 +18,7 @@ from harness.config import suites_dir
 from harness.provenance import provenance_of
 from harness.report.cards import gpu_of, on_one_card
 from harness.report.tables import baseline_key, device_of, is_plain_baseline
+from harness.results import seeds_key
 from harness.spec import SpecError, did_you_mean
 from harness.suite import SuiteDef, suite_from_mapping
 
@@ -137,6 +138,7 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
     notes.extend(card_notes)
     complete = [*in_setup, *(r for r in complete if record_scale(r) != scale or record_setup(r) != setup)]
     by_seed: dict[str, dict[int, Mapping[str, Any]]] = {}
+    settings: dict[str, str] = {}  # per variant, its newest record's settings: only its seeds are averaged
     other: dict[str, int] = {}
     other_setup: dict[str, int] = {}
     for r in complete:
@@ -144,6 +146,9 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             other[record_scale(r)] = other.get(record_scale(r), 0) + 1
         elif record_setup(r) != setup:
             other_setup[record_setup(r)] = other_setup.get(record_setup(r), 0) + 1
+        elif (key := seeds_key(r.get("spec") or {})) != settings.setdefault(str(r["variant"]), key):
+            notes.append(f"{r.get('_source', r.get('run_id'))}: a record of {r['variant']!r} with other settings "
+                         f"than its newest (e.g. other pre-trained weights), left out")
         elif _seed(r) in by_seed.setdefault(str(r["variant"]), {}):
             notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r} "
                          f"(seed {_seed(r)}), left out")

@@ -42,6 +42,20 @@ def test_seeds_of_a_run_become_mean_and_std_and_speedup_divides_mean_times():
     assert row["seeds"] == 2 and row["top1_std"] == pytest.approx(2 ** 0.5 * 2)
 
 
+def test_only_the_seeds_of_a_runs_newest_settings_are_averaged():
+    # Seed 0 trained from new pre-trained weights, seed 1 from older ones: averaging them would mix two settings.
+    old = seeded("multigrid", 1, 20.0, 40.0, date="2025-01-01T00:00:00+00:00")
+    old["spec"]["model"]["pretrained"] = "/root/hdata/synthetic/proxy-resnet50-lr0.1.pt"
+    new = seeded("multigrid", 0, 70.0, 40.0)
+    new["spec"]["model"]["pretrained"] = "/root/hdata/synthetic/proxy-resnet50-lr0.025.pt"
+    again = seeded("multigrid", 2, 72.0, 40.0)  # the same generated file on another machine counts as the same
+    again["spec"]["model"]["pretrained"] = "/home/u/.cache/multigrid-harness/synthetic/proxy-resnet50-lr0.025.pt"
+    records = [new, again, old, seeded("baseline", 0, 90.0, 100.0, kind="baseline")]
+    _, chosen, notes = select_records(SUITE, records)
+    assert chosen["multigrid"]["seeds"]["seeds"] == [0, 2] and chosen["multigrid"]["final"]["top1"] == 71.0
+    assert any("'multigrid' with other settings" in n for n in notes)
+
+
 def test_one_seed_has_no_std_and_its_error_comes_from_the_validation_videos():
     _, chosen, _ = select_records(SUITE, [seeded("baseline", 0, 50.0, 10.0, kind="baseline")])
     row = runs_table(SUITE, chosen, PAPER).rows[0]
