@@ -15,9 +15,12 @@ suites=$(grep -v '^#' "$jobs" | awk 'NF {print $1}' | sort -u)
 for suite in $suites; do [ -d results/$suite ] && cp -rn results/$suite $res/; done
 rm -rf $res/claims/*  # claims are per call: a run cut off by the last call is taken again
 ngpu=$(nvidia-smi -L | wc -l)
-profile() {  # the compute-only bound of every suite, on the last GPU before it trains (first call only)
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -o 'H[0-9]\+' | head -1 | tr H h)
+profile() {  # the compute-only bound of every suite, on the last GPU before it trains (first call only); a suite
+  # whose profile on this kind of card is committed (results/profile/proxy_cuda_graphs_<card>/) is not timed again
   [ -f $res/profile/.done ] || [ "${PROFILE:-1}" = 0 ] && return
   for suite in $suites; do
+    [ -f results/profile/proxy_cuda_graphs_$card/$suite.json ] && continue
     CUDA_VISIBLE_DEVICES=$1 python3 -m harness profile --suite $suite --scale proxy --step cuda_graphs \
       --out $res/profile/$suite.json > $res/profile/$suite.log 2>&1
   done
