@@ -227,6 +227,21 @@ def set_bn_sub_batch_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
         bn.sub_batch_impl = impl
 
 
+def require_bn_kernels_device(sub_batch_impl: str, plain_impl: str, device: torch.device) -> None:
+    """SpecError, before any work, where train.sub_batch_bn or train.plain_bn_impl names CUDA kernels and the run's
+    device is not a GPU (train.device=auto on a machine without one)."""
+    from harness.spec import SUB_BATCH_BN_CUDA_ONLY, SpecError
+
+    if device.type == "cuda":
+        return
+    if sub_batch_impl in SUB_BATCH_BN_CUDA_ONLY:
+        raise SpecError(f"train.sub_batch_bn={sub_batch_impl} runs CUDA kernels, but no CUDA GPU is visible here. "
+                        f"Use train.sub_batch_bn=auto.")
+    if plain_impl != "cudnn":
+        raise SpecError(f"train.plain_bn_impl={plain_impl} runs CUDA kernels, but no CUDA GPU is visible here. "
+                        f"Use train.plain_bn_impl=cudnn.")
+
+
 def set_bn_plain_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
     """Every layer computes training BN over its whole batch (one group, no sync) with `impl` (PLAIN_BN_IMPL)."""
     if impl not in PLAIN_BN_IMPL:

@@ -35,7 +35,7 @@ from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import set_bn_plain_impl, set_bn_sub_batch_impl
+from harness.models.bn import require_bn_kernels_device, set_bn_plain_impl, set_bn_sub_batch_impl
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.records import RunRecord
@@ -162,6 +162,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}
     step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda")
     require_step_device(step_mode, info.device)
+    require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, info.device)
     plan = build_plan(spec)
     require_planned_frames(plan)
     if info.world_size != spec.num_gpus:

@@ -175,6 +175,17 @@ def test_graphed_step_modes_are_refused_on_the_cpu_before_any_work():
             make_step(mode, model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
 
 
+@pytest.mark.parametrize("setting", ["train.plain_bn_impl=triton", "train.sub_batch_bn=triton"])
+def test_cuda_bn_kernels_on_a_machine_without_gpu_stop_before_any_work(setting, tmp_path, monkeypatch):
+    from harness.config import compose
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    spec = compose(["scale=smoke", setting, f"output_dir={tmp_path}/run"])
+    with pytest.raises(SpecError, match=f"{setting.split('=')[0]}=.*no CUDA GPU is visible"):
+        train(spec)
+    assert not list(tmp_path.glob("run/checkpoints/*"))
+
+
 def test_cuda_graphs_on_a_machine_without_gpu_stop_before_any_work(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     spec = RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs"), output_dir=str(tmp_path))
