@@ -170,6 +170,7 @@ DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
 STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
+GRAPHED_STEP_MODES = ("cuda_graphs", "compile_graphs")  # the modes that replay CUDA graphs: a GPU only
 SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton")  # harness.models.bn implements them
 SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton")
 # Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the Triton sub-batch kernels
@@ -366,7 +367,7 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(t.plain_bn_impl == "cudnn" or t.device != "cpu",
              f"'train.plain_bn_impl={t.plain_bn_impl}' runs CUDA kernels, but train.device=cpu. Use "
              f"train.plain_bn_impl=cudnn.")
-    _require(t.step not in ("cuda_graphs", "compile_graphs") or t.device != "cpu",
+    _require(t.step not in GRAPHED_STEP_MODES or t.device != "cpu",
              f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     # Compiled graphs under DDP (its hooks inside a compiled and captured step) have not been tested.
     _require(t.step != "compile_graphs" or spec.num_gpus == 1,

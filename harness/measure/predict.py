@@ -20,7 +20,7 @@ from harness.device import pick_device, use_bf16, use_channels_last
 from harness.measure.loader_bound import LoaderRates, loader_bound_seconds, loader_bound_shapes, require_rates
 from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model, multigrid_bns
-from harness.models.bn import set_bn_plain_impl, set_bn_sub_batch_impl
+from harness.models.bn import set_bn_impls
 from harness.models.check import require_planned_frames
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.trained import ShapeKey, iterations_by_shape
@@ -106,8 +106,7 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     if channels_last:
         model = model.to(memory_format=torch.channels_last_3d)
     model.train()
-    set_bn_sub_batch_impl(multigrid_bns(model), spec.train.sub_batch_bn)
-    set_bn_plain_impl(multigrid_bns(model), spec.train.plain_bn_impl)
+    set_bn_impls(multigrid_bns(model), spec.train)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
 
     timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats)

@@ -27,7 +27,7 @@ from torch import nn
 from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.step_bench import median_ms
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import set_bn_plain_impl, set_bn_sub_batch_impl
+from harness.models.bn import set_bn_impls
 from harness.schedule import baseline_spec, build_plan
 from harness.schedule.trained import iterations_by_layout
 from harness.spec import RunSpec
@@ -84,8 +84,7 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
         optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
         step = make_step(step_mode, net, optimizer, nn.functional.cross_entropy, use_bf16(info.device), info.device)
         bns = multigrid_bns(model)
-        set_bn_sub_batch_impl(bns, first.train.sub_batch_bn)
-        set_bn_plain_impl(bns, first.train.plain_bn_impl)
+        set_bn_impls(bns, first.train)
         rows = []
         for key in sorted(counts):
             t, s, batch, splits, sync = key

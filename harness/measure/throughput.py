@@ -31,7 +31,7 @@ from harness.device import memory_format_for, pick_device, sync_device, use_bf16
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
-from harness.spec import SpecError
+from harness.spec import GRAPHED_STEP_MODES, SpecError
 from harness.train.step import make_step, train_iteration
 
 MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile", "compile_graphs")
@@ -83,9 +83,10 @@ def row_setting(row: dict) -> str:
     return ", ".join(parts)
 
 
-def is_plain_loop(row: dict) -> bool:
-    """The textbook loop on the model as it is (stems unpadded, cuDNN's BN): what the step modes are set against."""
-    return row["mode"] == "plain" and not row.get("pad_stem_channels") and row.get("plain_bn_impl", "cudnn") == "cudnn"
+def as_it_is(row: dict, mode: str) -> bool:
+    """Whether a record row times `mode` on the model as it is (stems unpadded, cuDNN's BN): what the other rows are
+    set against."""
+    return row["mode"] == mode and not row.get("pad_stem_channels") and row.get("plain_bn_impl", "cudnn") == "cudnn"
 
 
 def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> float:
@@ -170,7 +171,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     on_gpu = dev.type == "cuda"
     require_plain_bn_device(plain_bn, dev)
     bf16, fmt = use_bf16(dev), memory_format_for(use_channels_last(dev))
-    skipped = [] if on_gpu else [m for m in modes if m in ("cuda_graphs", "compile_graphs")]  # graphs need a GPU
+    skipped = [] if on_gpu else [m for m in modes if m in GRAPHED_STEP_MODES]  # CUDA graphs need a GPU
     modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)
     rows: list[ThroughputRow] = []

@@ -33,7 +33,7 @@ from torch import nn
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 from harness.models.grouped_bn import compiled_grouped_batch_norm
 from harness.models.triton_bn import triton_sub_batch_norm
-from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN
+from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN, TrainSpec
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
 # reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
@@ -240,6 +240,13 @@ def require_bn_kernels_device(sub_batch_impl: str, plain_impl: str, device: torc
     if plain_impl != "cudnn":
         raise SpecError(f"train.plain_bn_impl={plain_impl} runs CUDA kernels, but no CUDA GPU is visible here. "
                         f"Use train.plain_bn_impl=cudnn.")
+
+
+def set_bn_impls(bns: list[MultigridBatchNorm3d], train: TrainSpec) -> None:
+    """Every layer computes sub-batch and plain training BN as `train` (train.sub_batch_bn, train.plain_bn_impl)
+    says."""
+    set_bn_sub_batch_impl(bns, train.sub_batch_bn)
+    set_bn_plain_impl(bns, train.plain_bn_impl)
 
 
 def set_bn_plain_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:

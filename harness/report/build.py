@@ -326,33 +326,32 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
     """Training-step time at the baseline shape of the suite's recipes: a plain loop beside the trainer's step
     modes (`harness throughput` records), each mode's gain over the trainer's eager step and over the plain loop
     (the model as it is) timed at the same commit on the same card, in the same record or another of that call."""
-    from harness.measure.throughput import is_plain_loop, row_setting
+    from harness.measure.throughput import as_it_is, row_setting
 
     def where(record: Mapping[str, Any]) -> tuple[str, str]:
         prov = provenance_of(record)
         return prov["commit"] or "?", prov["hardware"].get("gpu") or record.get("device", "?")
 
     plain_loop = {(*where(record), r["recipe"], r["batch"]): r["ms_per_step"]
-                  for record in records for r in record.get("rows", []) if is_plain_loop(r)}
+                  for record in records for r in record.get("rows", []) if as_it_is(r, "plain")}
     rows, notes = [], []
     for record in records:
         mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes]
         if not mine:
             continue
-        eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine
-                 if r["mode"] == "eager" and not r.get("pad_stem_channels")}  # padded rows are set against it too
-        prov = provenance_of(record)
-        device = prov["hardware"].get("gpu") or record.get("device", "?")
+        # padded stems and Triton BN are set against the eager step on the model as it is too
+        eager = {(r["recipe"], r["batch"]): r["ms_per_step"] for r in mine if as_it_is(r, "eager")}
+        commit, device = where(record)
         for r in mine:
             base = eager.get((r["recipe"], r["batch"]))
-            plain = plain_loop.get((*where(record), r["recipe"], r["batch"]))
+            plain = plain_loop.get((commit, device, r["recipe"], r["batch"]))
             rows.append({"device": device, "model": r["model"], "shape": f"{r['t']}×{r['s']}²", "batch": r["batch"],
                          "mode": row_setting(r), "ms": r["ms_per_step"], "clips_per_s": r["clips_per_s"],
                          "tflops": r["train_tflops"], "share": r["share_of_matmul"], "setup_s": r["setup_s"] or None,
                          "gain": base / r["ms_per_step"] if base else None,
-                         "vs_plain": plain / r["ms_per_step"] if plain and not is_plain_loop(r) else None})
+                         "vs_plain": plain / r["ms_per_step"] if plain and not as_it_is(r, "plain") else None})
         notes.append(f"{device}: bf16 matrix-product ceiling measured at {record.get('matmul_tflops', 0):.0f} TFLOP/s; "
-                     f"commit {prov['commit'] or '?'}. {record.get('notes', '')}.")
+                     f"commit {commit}. {record.get('notes', '')}.")
     if not rows:
         return None
     columns = (Column("device", "GPU"), Column("model", "model"), Column("shape", "t×s²"),

@@ -35,7 +35,7 @@ from harness.data.transforms import normalize
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import require_bn_kernels_device, set_bn_plain_impl, set_bn_sub_batch_impl
+from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.records import RunRecord
@@ -43,7 +43,7 @@ from harness.results import record_path, run_id, write_record
 from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
-from harness.spec import RunSpec, SpecError
+from harness.spec import GRAPHED_STEP_MODES, RunSpec, SpecError
 from harness.train import checkpoint as ckpt
 from harness.train.distributed import DistInfo, cleanup, data_parallel, init_distributed
 from harness.train.evaluate import evaluate
@@ -181,8 +181,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=memory_format)
     gflops = _clip_gflops(model, plan)  # before any RNG state is restored: it draws random clips
     bns = multigrid_bns(model)
-    set_bn_sub_batch_impl(bns, spec.train.sub_batch_bn)
-    set_bn_plain_impl(bns, spec.train.plain_bn_impl)
+    set_bn_impls(bns, spec.train)
     optimizer = torch.optim.SGD(_param_groups(model, spec.solver.weight_decay), lr=spec.solver.base_lr,
                                 momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
     bad = BadVideoLog(log)
@@ -196,7 +195,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     elif spec.resume and info.is_main:
         log.info("resume=true, but %s holds no checkpoint: starting from scratch", out / "checkpoints")
     resumed_from = state.iteration  # 0 for a fresh run
-    net = data_parallel(model, info, for_graphs=step_mode in ("cuda_graphs", "compile_graphs"))
+    net = data_parallel(model, info, for_graphs=step_mode in GRAPHED_STEP_MODES)
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
                      shapes=len(planned_clip_sizes(plan)))
 

@@ -49,7 +49,7 @@ from torch import nn
 from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
 from harness.reproduce import data_home
-from harness.spec import STEP_MODES, SpecError
+from harness.spec import GRAPHED_STEP_MODES, STEP_MODES, SpecError
 from harness.train.distributed import DistInfo, agree
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
@@ -237,7 +237,7 @@ class CompiledGraphedStep(GraphedStep):
 
 def require_step_device(mode: str, device: torch.device) -> None:
     """Raise SpecError (before any work, in the trainer) if `mode` cannot run on `device`."""
-    if mode in ("cuda_graphs", "compile_graphs") and device.type != "cuda":
+    if mode in GRAPHED_STEP_MODES and device.type != "cuda":
         raise SpecError(f"train.step={mode} replays CUDA graphs, but no CUDA GPU is visible here. "
                         "Use train.step=eager (or compile).")
 

@@ -256,6 +256,10 @@ def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_e
     rows = throughput_table([padded], {"a"}).rows  # a padded stem's row against the unpadded eager step
     assert (rows[2]["mode"], rows[2]["gain"]) == ("eager, stem 8", 1.5)
     assert rows[0]["gain"] == 1.0
+    # an eager row with Triton BN listed after the plain one is set against it, not taken for it
+    triton = {**record, "rows": [*record["rows"], {**row("a", "eager", 30.0), "plain_bn_impl": "triton"}]}
+    rows = throughput_table([triton], {"a"}).rows
+    assert [(r["mode"], r["gain"]) for r in rows] == [("eager", 1.0), ("cuda_graphs", 1.2), ("eager, triton BN", 2.0)]
 
 
 def test_throughput_table_sets_each_step_against_the_plain_loop_of_the_same_commit_and_card():
