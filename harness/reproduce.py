@@ -66,14 +66,16 @@ def synthetic_paths(scale: Scale) -> tuple[str | None, str | None]:
 def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     """Generate (once) the scale's synthetic dataset and, if asked, its frame cache; return (root, cache).
 
-    Under a file lock in the data folder: several processes may ask at once (the ranks of a torchrun job, runs
-    started side by side on the GPUs of one host), and only the first may build; the others find it done."""
+    Under a file lock of this dataset's own, beside it: several processes may ask at once (the ranks of a torchrun
+    job, runs started side by side on the GPUs of one host), and only the first may build; the others find it done.
+    Runs of another dataset (another suite's data, longer videos) neither wait for it nor make it wait."""
     if not scale.synthetic:
         return None, None
     import fcntl
 
-    data_home().mkdir(parents=True, exist_ok=True)
-    with open(data_home() / ".prepare.lock", "w") as lock:
+    root = Path(synthetic_paths(scale)[0])
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.with_name(f".{root.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _prepare_synthetic(scale)
 

@@ -2,8 +2,8 @@
 # Four GPUs, one run per GPU: proxy-scale runs in priority order (tools/device/converged_proxy.jobs: kinetics_main
 # and kinetics_ablation; or the file JOBS names, e.g. five_suites.jobs), one per GPU at a time, within the call's
 # time. Call it again to continue: recorded runs are skipped, a run cut off resumes from its last epoch checkpoint
-# (outputs/ stays on a warm machine). First call: generates the Kinetics-like proxy data (a suite of another
-# dataset or of longer clips makes its own on its first run), then profiles the shapes of every suite in the job
+# (outputs/ stays on a warm machine). Each run generates its synthetic data where it is not there yet (runs of
+# different datasets side by side, under a lock per dataset). First call: profiles the shapes of every suite in the job
 # file (CUDA graphs) on the last GPU before it takes jobs (PROFILE=0 skips that where results/profile already holds
 # the same GPU's profile).
 # Records come back in converged.tgz (results folder layout).
@@ -26,9 +26,6 @@ profile() {  # the compute-only bound of every suite, on the last GPU before it 
   done
   touch $res/profile/.done; el profiled
 }
-python3 -c "from harness.reproduce import prepare_synthetic; from harness.suite import load_scale; \
-print(prepare_synthetic(load_scale('proxy')))" 2>&1 | grep -v "it/s\]" | tail -2
-el data ready
 expected() {  # seconds a run of suite $1, variant $2 took before (the longest recorded attempt, any seed), else 0
   python3 -c "import glob, json, sys
 t = [json.load(open(f)).get('outside_steps', {}).get('total_s') or 0 for f in glob.glob(sys.argv[1])]
