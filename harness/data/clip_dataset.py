@@ -245,7 +245,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         with self._open(index) as reader:
             video = geometry(reader.info)
             plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
-            smaller = self._low_res_clip(index, plan)
+            smaller = self._low_res_clip(index, plan, video)
             if smaller is not None:
                 return smaller, plan
             frames = reader.frames_at(plan.times)
@@ -253,11 +253,13 @@ class VideoClipDataset(torch.utils.data.Dataset):
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())
         return resize_crop(frames, plan.box, plan.size, plan.flip, sp.antialias), plan
 
-    def _low_res_clip(self, index: int, plan: ClipPlan) -> torch.Tensor | None:
-        """The clip of `plan` decoded from the smallest of data.low_res_copies that has its drawn short side
-        (harness.data.low_res); None where no copy is small enough to help, the copy lacks the video or cannot
-        read it, or holds it at another aspect ratio: the full copy decodes it then."""
-        level = pick_copy(self.low_res, plan.short_side) if self.low_res else None
+    def _low_res_clip(self, index: int, plan: ClipPlan, video: VideoGeometry) -> torch.Tensor | None:
+        """The clip of `plan` (on the full copy's `video`) decoded from the smallest of data.low_res_copies that
+        has its drawn short side and serves its frames (harness.data.low_res); None where no copy is small enough
+        to help, the copy lacks the video or cannot read it, or holds it at another aspect ratio: the full copy
+        decodes it then."""
+        level = pick_copy(self.low_res, plan.short_side, plan.times, video.fps, video.frame_step) \
+            if self.low_res else None
         if level is None:
             return None
         try:

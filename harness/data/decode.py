@@ -240,7 +240,9 @@ class VideoReader:
     def _decode(self, start: float, end: float) -> list[tuple[float, av.VideoFrame]]:
         """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first."""
         fps = self.info.fps
-        tol = 0.5 / fps
+        # Half the file's frame period: in a copy keeping every k-th frame the kept frame nearest `start` may lie
+        # k/2 source frames before it, and must be among the candidates.
+        tol = 0.5 * self.info.frame_step / fps
         # Seek to the window; if the container seeks past it (no usable index), decode from the beginning.
         targets = ([start] if start > tol and self._tb > 0 else []) + [0.0]
         out: list[tuple[float, av.VideoFrame]] = []

@@ -12,7 +12,7 @@ import torch
 
 from harness.config import compose
 from harness.data.clip_dataset import VideoClipDataset
-from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
+from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, same_clip_moved, scale_box
 from harness.data.prepare import prepare_dataset
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import CropBox
@@ -127,6 +127,41 @@ def test_the_smallest_copy_that_has_the_drawn_short_side_is_picked():
     levels = (LowResCopy(Path("/a"), 128), LowResCopy(Path("/b"), 160))
     assert pick_copy(levels, 100) == levels[0] and pick_copy(levels, 128) == levels[0]
     assert pick_copy(levels, 129) == levels[1] and pick_copy(levels, 161) is None
+
+
+def test_a_copy_keeping_fewer_frames_serves_the_clips_it_only_moves():
+    fps = 30.0
+    stride8 = [(3 + 8 * k) / fps for k in range(8)]  # the coarse shapes' 8 frames, 8 source frames apart
+    stride2 = [(3 + 2 * k) / fps for k in range(8)]
+    assert same_clip_moved(stride8, fps, 2, 4) and same_clip_moved(stride8, fps, 1, 8)
+    assert not same_clip_moved(stride2, fps, 2, 4)  # every other kept frame twice: another clip
+    assert same_clip_moved(stride2, fps, 2, 2)
+    levels = (LowResCopy(Path("/every_4th"), 160, 4), LowResCopy(Path("/every_2nd"), 160, 2))
+    assert pick_copy(levels, 150, stride8, fps, 2) == levels[0]
+    assert pick_copy(levels, 150, stride2, fps, 2) == levels[1]
+    assert pick_copy(levels[:1], 150, stride2, fps, 2) is None  # the full copy decodes it
+
+
+def red_frames(clip):
+    """The frame index each frame of a clip shows (smooth_video's red channel is 20 × the index)."""
+    return (clip[0].float().mean(dim=(1, 2)) / 20).round().long().tolist()
+
+
+def test_a_copy_keeping_every_other_frame_moves_a_clip_whole_or_leaves_it_to_the_full_copy(copies, tmp_path):
+    root, _ = copies
+    coarse = tmp_path / "every_2nd"
+    prepare_dataset(root, coarse, name="kinetics", num_classes=2, short_side=32, keyframe_interval=4, frame_step=2,
+                    progress=False)
+    full, mixed = dataset(root), dataset(root, coarse)
+    assert mixed.low_res == (LowResCopy(coarse, 32, 2),)
+    for i in range(6):
+        # strides count frames at 30 fps, the videos have 15: stride 4 takes every other frame, the copy's frames
+        # (moved by at most one)
+        req = ClipRequest(i % 4, 4, 16, (4, 4), (20, 32), (0, 1, i))
+        a, b = red_frames(full[req]["clip"]), red_frames(mixed[req]["clip"])
+        assert all(x % 2 == 0 for x in b) and len({y - x for x, y in zip(a, b)}) == 1 and abs(b[0] - a[0]) <= 1
+        req = ClipRequest(i % 4, 4, 16, (2, 2), (20, 32), (0, 2, i))  # every frame: not the copy's, the full one
+        assert torch.equal(full[req]["clip"], mixed[req]["clip"])
 
 
 def test_a_box_scales_onto_the_smaller_frames_and_stays_inside_them():

@@ -167,8 +167,22 @@ def test_a_copy_keeping_every_other_frame_reads_the_sources_frames_at_their_time
         assert src.info.frames - half.info.frames in ((0,) if suffix != ".mkv" else (1,))
         even = [k / 15 for k in (4, 6, 8, 10)]
         assert _red(half.frames_at(even)) == _red(src.frames_at(even)) == [4, 6, 8, 10]
-        between = _red(half.frames_at([5 / 15, 9 / 15]))  # odd frames were dropped: a kept neighbour instead
-        assert [abs(got - asked) for got, asked in zip(between, (5, 9))] == [1, 1]
+        # odd frames were dropped: the nearest kept frame instead, ties to the earlier (as a plan's frame indices)
+        assert _red(half.frames_at([5 / 15, 9 / 15])) == [4, 8]
+
+
+def test_a_copy_keeping_every_fourth_frame_gives_the_kept_frame_nearest_each_time(tmp_path):
+    from harness.data.clip_plan import nearest_frame_indices
+    from harness.data.decode import VideoReader
+    from harness.data.prepare import PrepareSettings, reencode
+    from tests.integration.test_data_support import write_video
+
+    copy = tmp_path / "copy.mp4"
+    reencode(write_video(tmp_path / "src.mp4", n=16, fps=15), copy, PrepareSettings(None, 2, frame_step=4))
+    times = [k / 15 for k in (5, 7, 9, 13)]  # frame 5 lies 1 after kept frame 4 and 3 before kept frame 8
+    with VideoReader(copy) as reader:
+        assert _red(reader.frames_at(times)) == [4, 8, 8, 12]
+    assert [4 * i for i in nearest_frame_indices(times, 15 / 4)] == [4, 8, 8, 12]
 
 
 def test_windows_between_kept_frames_seek_instead_of_decoding_from_the_start(tmp_path, monkeypatch):
