@@ -33,6 +33,7 @@ from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_ca
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, train_clip_plan
 from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video, require_decoder
 from harness.data.frames import FrameListReader, FrameListRecord
+from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
@@ -102,7 +103,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
     def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
                  min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0,
                  cache: FrameCache | None = None, decoder: str = "pyav", root: str | Path | None = None,
-                 low_res: tuple[LowResCopy, ...] = ()):
+                 low_res: tuple[LowResCopy, ...] = (), headers: KnownHeaders | None = None):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
         if low_res and root is None:
@@ -117,6 +118,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         # videos' relative paths under `root`, data.root, are theirs in each copy).
         self.root = Path(root).expanduser() if root is not None else None
         self.low_res = low_res
+        self.headers = headers  # the full copy's headers where it lists them: a low-res clip need not open it
         self.plans_only = False  # training items are clip plans, not clips (planning(): the NVDEC path's workers)
         self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
 
@@ -139,8 +141,9 @@ class VideoClipDataset(torch.utils.data.Dataset):
         train = options.pop("train", split == "train")  # train=False: the split's videos as evaluation views
         fields.update(options)
         low_res = open_low_res_copies(d.low_res_copies, root) if d.low_res_copies and train else ()
+        headers = load_headers(root, [r.path for r in ann.records]) if low_res else None
         return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, decoder=d.decoder, root=root,
-                   low_res=low_res, **keywords)
+                   low_res=low_res, headers=headers, **keywords)
 
     @property
     def num_classes(self) -> int:
@@ -242,6 +245,12 @@ class VideoClipDataset(torch.utils.data.Dataset):
     def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
         sp, n = self.sampling, len(self.records)
         index = attempt_index(req, attempt, n)
+        known = self.headers.geometry(index) if self.headers is not None and index not in self._bad else None
+        if known is not None:  # the plan the header gives, without opening the video: a smaller copy may serve it
+            plan = train_clip_plan(req, attempt, n, known, self.clip_sampling())
+            smaller = self._low_res_clip(index, plan, known)
+            if smaller is not None:
+                return smaller, plan
         with self._open(index) as reader:
             video = geometry(reader.info)
             plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())

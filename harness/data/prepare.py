@@ -27,6 +27,7 @@ import os
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -41,6 +42,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.decode import _rotation_steps, frame_step_tag, to_rgb
+from harness.data.headers import read_header, write_headers
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 
@@ -185,6 +187,19 @@ def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:
     _write_json(manifest, {"settings": settings, "complete": False})
 
 
+def _write_headers(out: Path, videos: list[Path], workers: int, progress: bool) -> None:
+    """headers.json (harness.data.headers): every video's header as the loader reads it, so that a clip decoded
+    from a smaller copy need not open this one."""
+    parallel = workers > 1 and len(videos) > 1
+    headers = []
+    with (tqdm(total=len(videos), desc="headers", unit="video", disable=not progress) as bar,
+          ProcessPoolExecutor(min(workers, len(videos))) if parallel else nullcontext() as pool):
+        for header in pool.map(read_header, videos, chunksize=64) if parallel else map(read_header, videos):
+            headers.append(header)
+            bar.update()
+    write_headers(out, {v.relative_to(out).as_posix(): h for v, h in zip(videos, headers)})
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.partial")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -237,6 +252,7 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
                 bar.update()
     bad = [{"path": r["path"], "error": r["error"]} for r in results if "error" in r]
     kept = [src for src, dst in targets.items() if dst.is_file()]
+    _write_headers(out, [targets[src] for src in kept], workers, progress)
     source_bytes = sum(src.stat().st_size for src in kept)
     out_bytes = sum(targets[src].stat().st_size for src in kept)
     summary = PrepareRecord(settings=record, complete=True, videos=len(targets), prepared=len(results) - len(bad),

@@ -164,6 +164,43 @@ def test_a_copy_keeping_every_other_frame_moves_a_clip_whole_or_leaves_it_to_the
         assert torch.equal(full[req]["clip"], mixed[req]["clip"])
 
 
+def test_a_clip_the_smaller_copy_serves_never_opens_the_full_copy_whose_headers_prepare_kept(copies, tmp_path,
+                                                                                          monkeypatch):
+    from harness.data.clip_dataset import geometry
+    from harness.data.decode import VideoReader
+    from harness.data.headers import HEADERS
+
+    root, small = copies
+    full_copy = tmp_path / "full"
+    prepare_dataset(root, full_copy, name="kinetics", num_classes=2, short_side=None, keyframe_interval=4,
+                    progress=False)
+    headers = json.loads((full_copy / HEADERS).read_text())
+    assert len(headers["videos"]) == 4
+    for rel, entry in headers["videos"].items():
+        with VideoReader(full_copy / rel) as reader:
+            g = geometry(reader.info)
+        assert entry == [g.duration, g.fps, g.frames, g.height, g.width, g.frame_step, (full_copy / rel).stat().st_size]
+
+    opened = []
+    open_video = VideoClipDataset._open
+    monkeypatch.setattr(VideoClipDataset, "_open", lambda self, i: opened.append(i) or open_video(self, i))
+    with_headers = dataset(full_copy, small)
+    without = dataset(full_copy, small)
+    without.headers = None  # as for a copy made before headers.json existed: the full copy is opened for the plan
+    small_draw = request(0, (20, 32))
+    assert torch.equal(with_headers[small_draw]["clip"], without[small_draw]["clip"])
+    assert opened == [0]  # only the dataset without headers opened video 0
+    opened.clear()
+    assert torch.equal(with_headers[request(1, (33, 40))]["clip"], without[request(1, (33, 40))]["clip"])
+    assert opened == [1, 1]  # a large draw decodes the full copy either way
+
+    opened.clear()
+    video = full_copy / "train/c0/v0.mp4"
+    video.write_bytes(video.read_bytes() + b"\0")  # changed since prepare: its header is read again
+    with_headers[small_draw]
+    assert opened == [0]
+
+
 def test_a_box_scales_onto_the_smaller_frames_and_stays_inside_them():
     assert scale_box(CropBox(10, 20, 40), (64, 96), (32, 48)) == CropBox(5, 10, 20)
     assert scale_box(CropBox(23, 55, 41), (64, 96), (32, 48)) == CropBox(12, 28, 20)

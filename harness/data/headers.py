@@ -1,0 +1,100 @@
+"""What a prepared copy's video headers say, read once by `harness data prepare` and kept beside the copy.
+
+Why: a clip's plan needs its video's length, rate and frame size (harness.data.clip_plan), which a loader worker
+otherwise learns by opening the video. Where a smaller copy (data.low_res_copies) decodes the clip, that opening
+of the full copy was all the full copy was used for, about 0.8 ms of the ~7 ms a coarse-shape clip costs a worker.
+``headers.json`` holds each video's geometry as the reader gives it (so a plan from it equals a plan from the
+header) and the file's size in bytes; the loader trusts an entry only while the file still has that size, and
+opens the video as before where the file is missing, changed, or not listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from harness.data.clip_plan import VideoGeometry
+from harness.data.decode import VideoError, VideoReader
+
+HEADERS = "headers.json"
+FIELDS = ("duration", "fps", "frames", "height", "width", "frame_step", "bytes")
+
+
+def read_header(path: str | Path) -> list[float] | None:
+    """The FIELDS of the video at `path` as VideoReader reports them; None where it cannot be opened."""
+    try:
+        with VideoReader(path) as reader:
+            info = reader.info
+        return [info.duration, info.fps, info.frames, info.height, info.width, info.frame_step,
+                Path(path).stat().st_size]
+    except (VideoError, OSError):
+        return None
+
+
+def write_headers(out: Path, headers: dict[str, list[float] | None]) -> None:
+    """``headers.json`` in the copy `out`: FIELDS per video path relative to `out` (atomic; unreadable ones left
+    out)."""
+    data = {"fields": list(FIELDS), "videos": {k: v for k, v in sorted(headers.items()) if v is not None}}
+    tmp = out / f".{HEADERS}.partial"
+    tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+    os.replace(tmp, out / HEADERS)
+
+
+class KnownHeaders:
+    """The geometry of each listed video of a copy by record index, from its ``headers.json``; arrays, so that
+    DataLoader workers forked from the process share one copy."""
+
+    def __init__(self, paths: Sequence[Path], values: np.ndarray, known: np.ndarray):
+        self._paths, self._values, self._known = paths, values, known
+
+    def geometry(self, index: int) -> VideoGeometry | None:
+        """Video `index`'s geometry, or None where the file is not listed or no longer has the listed size."""
+        if not self._known[index]:
+            return None
+        duration, fps, frames, height, width, step, size = self._values[index].tolist()
+        try:
+            if os.stat(self._paths[index]).st_size != int(size):
+                return None
+        except OSError:
+            return None
+        return VideoGeometry(duration, fps, int(frames), int(height), int(width), int(step))
+
+
+def load_headers(root: str | Path, paths: Iterable[Path]) -> KnownHeaders | None:
+    """The copy at `root`'s known headers for the videos at `paths` (in record order), or None where it has no
+    readable ``headers.json`` (a copy made before it existed, or not a prepared copy at all)."""
+    root = Path(root)
+    try:
+        data = json.loads((root / HEADERS).read_text(encoding="utf-8"))
+        columns = [data["fields"].index(f) for f in FIELDS]
+        videos = data["videos"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    paths = list(paths)
+    values = np.zeros((len(paths), len(FIELDS)), dtype=np.float64)
+    known = np.zeros(len(paths), dtype=bool)
+    for i, path in enumerate(paths):
+        entry = videos.get(_relative(path, root))
+        if isinstance(entry, list) and len(entry) >= len(data["fields"]):
+            try:
+                values[i] = [float(entry[c]) for c in columns]
+            except (TypeError, ValueError):
+                continue
+            known[i] = True
+    return KnownHeaders(paths, values, known)
+
+
+def _relative(path: Path, root: Path) -> str:
+    """`path` relative to `root`, as headers.json names it: by the path as listed, else as resolved (a list may
+    name videos through links, or by absolute paths)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return ""
