@@ -111,7 +111,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         if odd:
             print(f"note: the recipe also draws strides {', '.join(map(str, odd))}, not multiples of --frame-step "
                   f"{args.frame_step}: their clips take the nearest kept frame (up to {args.frame_step // 2} source "
-                  f"frame(s) off).")
+                  f"frame(s) off) where this copy is data.root; as one of data.low_res_copies it leaves them to "
+                  f"data.root or another copy.")
     s = prepare_dataset(spec.data.root, args.out, name=spec.data.name, num_classes=spec.data.num_classes,
                         short_side=short_side or None, keyframe_interval=args.keyframe_interval, crf=args.crf,
                         frame_step=args.frame_step, tune=None if args.tune == "none" else args.tune,

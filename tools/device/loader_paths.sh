@@ -10,7 +10,9 @@
 # path; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices
 # asks NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K
 # prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
-# path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies); NVDEC=0 and CACHE=0
+# path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies), keeping every
+# LOW_RES_FRAME_STEP-th frame (default FRAME_STEP's) with a keyframe every LOW_RES_KEYFRAMES kept frames (default 16);
+# NVDEC=0 and CACHE=0
 # leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT
 # (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
@@ -26,8 +28,10 @@ python3 -m harness data synth --preset kinetics-like --out /root/kl --workers $w
 python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -2; el prepared
 low_res=${LOW_RES:-160} low_res_arg=""  # a second copy at this short side for the clips of small scale-jitter draws (0: none)
 if [ "$low_res" != 0 ]; then
+  low_res_step=${LOW_RES_FRAME_STEP:-$FRAME_STEP}
   python3 -m harness data prepare --out /root/kl-prepared-$low_res --short-side $low_res --workers $w --quiet \
-    ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -1; el "prepared at short side $low_res"
+    ${low_res_step:+--frame-step $low_res_step} --keyframe-interval ${LOW_RES_KEYFRAMES:-16} $data | tail -1
+  el "prepared at short side $low_res"
   low_res_arg="--low-res /root/kl-prepared-$low_res"
 fi
 cache_arg=""
