@@ -26,14 +26,22 @@ profile() {  # the compute-only bound of every suite, on the last GPU before it 
   done
   touch $res/profile/.done; el profiled
 }
-expected() {  # seconds a run of suite $1, variant $2 took before (the longest recorded attempt, any seed), else 0
+expected() {  # seconds a run of suite $1, variant $2 takes: the longest recorded attempt (any seed), else this card's
+  # profile's prediction x 1.25 (runs took 1.12-1.26x their predicted compute: capture, evaluation, checkpoints), else 0
   python3 -c "import glob, json, sys
 t = [json.load(open(f)).get('outside_steps', {}).get('total_s') or 0 for f in glob.glob(sys.argv[1])]
-print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" 2>/dev/null || echo 0
+if not t:
+    try:
+        t = [r['predicted_gpu_hours'] * 3600 * 1.25 for r in json.load(open(sys.argv[2]))['runs'] if r['variant'] == sys.argv[3]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" "results/profile/proxy_cuda_graphs_$card/$1.json" "$2" \
+    2>/dev/null || echo 0
 }
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
-  # job that another seed's record says cannot finish in the time left is left to the next call (a run cut off by
-  # the call's end is lost with the machine)
+  # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a
+  # run cut off by the call's end is lost with the machine: a call made at once after another may still get a fresh
+  # one)
   while read -r suite seed variant overrides; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
     [ "$(expected $suite $variant)" -gt "$(left $budget)" ] && continue
