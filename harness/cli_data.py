@@ -194,8 +194,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                               "train", decode_threads=args.threads)
     low_res = None
     if low_res_copies:  # the prepared copy, its clips of small scale-jitter draws decoded from the smaller copies
+        # (by PyAV in the workers, also where data.decoder=nvdec measures the NVDEC paths too)
         low_res = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(
-            spec.data, root=args.prepared, low_res_copies=low_res_copies)), "train", decode_threads=args.threads)
+            spec.data, root=args.prepared, low_res_copies=low_res_copies, decoder="pyav")), "train",
+            decode_threads=args.threads)
     nvdec = None
     if spec.data.decoder == "nvdec":
         from harness.data.nvdec import NvdecDecoder, check_codec
