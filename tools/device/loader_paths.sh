@@ -12,7 +12,7 @@
 # prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
 # path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies), keeping every
 # LOW_RES_FRAME_STEP-th frame (default FRAME_STEP's) with a keyframe every LOW_RES_KEYFRAMES kept frames (default 16);
-# NVDEC=0 and CACHE=0
+# BENCH_UNTIL=S (default 500) ends the bench S seconds into the call, with the shapes measured by then; NVDEC=0 and CACHE=0
 # leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT
 # (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
@@ -44,7 +44,7 @@ timeout 150 python3 -m harness profile --step cuda_graphs --out $OUT/profile.jso
 # The baseline's shape first; the record is rewritten after every shape, so a bench cut off keeps what it measured.
 # A line per path as it is measured, and the main process's stacks every 150 s, go to data_bench.log: a path that
 # hangs shows where it waits.
-timeout $(left 500) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-360} --workers $w \
+timeout $(left ${BENCH_UNTIL:-500}) python3 tools/device/with_stack_dumps.py 150 data bench --clips ${CLIPS:-360} --workers $w \
   $cache_arg --prepared /root/kl-prepared $low_res_arg --consumer $OUT/profile.json --out $OUT/data_bench.json \
   ${NVDEC_THREADS:+--nvdec-threads $NVDEC_THREADS} ${NVDEC_ACCESS:+--nvdec-access $NVDEC_ACCESS} $data $decoder > $OUT/data_bench.log 2>&1; grep -v "shape/s" $OUT/data_bench.log | grep -v "^  File\|^    " | tail -40
 el bench
