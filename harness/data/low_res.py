@@ -1,9 +1,11 @@
 """Copies of a dataset at smaller short sides, for the training clips whose scale jitter asks for fewer pixels.
 
-Why: a clip of multigrid's coarse shapes is cropped from frames scaled to a short side of 128-160 pixels (the
-jitter range of a 112-pixel crop), yet a decoder still decodes every frame at the stored size, 256 or more, and
-decoding is most of a loader worker's time. A second copy made by ``harness data prepare --short-side 160`` holds
-the same videos at about 40% of the pixels; a clip whose drawn short side is at most 160 decodes it instead.
+Why: a clip of multigrid's coarse shapes may be cropped from frames scaled to a short side as small as 128 pixels
+(a 112-pixel crop draws its short side from [128, 340] under the paper's rules), yet a decoder still decodes every
+frame at the stored size, 256 or more, and decoding is most of a loader worker's time. A second copy made by
+``harness data prepare --short-side 160`` holds the same videos at about 40% of the pixels; a clip whose drawn
+short side is at most 160 decodes it instead. Under the paper's jitter that is a minority of the coarse clips
+(15% of [128, 340]): on a 16-core H100 host such a copy gained 3-6% at the 112-pixel shapes (docs/gpu-notes.md).
 
 The clip's plan (which frames, the short-side draw, the crop box, the flip) stays the one drawn from the full
 copy's header, so a seed gives the same clips whichever copy decodes them: the box is scaled onto the smaller
@@ -11,8 +13,8 @@ frames, and the crop is resized once to the output size as before (it now shrink
 A video missing from a smaller copy, or unreadable there, is read from the full copy.
 
 A smaller copy may also keep fewer frames (``--frame-step K``, every K-th source frame): multigrid's coarse shapes
-take few frames far apart (8 frames 8 source frames apart at 8x112 in the SlowFast 8x8 recipe), yet a copy keeping
-every other frame still decodes every frame of their span. Such a copy serves a clip only where its frames nearest
+take few frames far apart (8 frames 2 to 8 source frames apart at 8x112 in the SlowFast 8x8 recipe), yet a copy
+keeping every other frame still decodes every frame of their span. Such a copy serves a clip only where its frames nearest
 the plan's times are the full copy's moved by one constant number of source frames (at most K/2), so the clip keeps
 its spacing, hence its motion, and starts a fraction of a stride apart; other clips (e.g. strides that are not
 multiples of K) go to the next copy that serves them.
