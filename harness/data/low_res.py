@@ -14,10 +14,10 @@ A video missing from a smaller copy, or unreadable there, is read from the full 
 
 A smaller copy may also keep fewer frames (``--frame-step K``, every K-th source frame): multigrid's coarse shapes
 take few frames far apart (8 frames 2 to 8 source frames apart at 8x112 in the SlowFast 8x8 recipe), yet a copy
-keeping every other frame still decodes every frame of their span. Such a copy serves a clip only where its frames nearest
-the plan's times are the full copy's moved by one constant number of source frames (at most K/2), so the clip keeps
-its spacing, hence its motion, and starts a fraction of a stride apart; other clips (e.g. strides that are not
-multiples of K) go to the next copy that serves them.
+keeping every other frame still decodes every frame of their span. Such a copy serves a clip only where its frames
+nearest the plan's times are the full copy's moved by one constant number of source frames (at most K/2), so the
+clip keeps its spacing, hence its motion, and starts a fraction of a stride apart; other clips (e.g. strides that
+are not multiples of K) go to the next copy that serves them.
 """
 
 from __future__ import annotations
