@@ -30,8 +30,8 @@ import torch
 from harness.data.annotation_records import VideoRecord
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
-from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, train_clip_plan
-from harness.data.decode import TorchCodecReader, VideoError, VideoInfo, VideoReader, open_video, require_decoder
+from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, geometry, train_clip_plan
+from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video, require_decoder
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
@@ -90,11 +90,6 @@ def _require_frame_times(root: str | Path | None, decoder: str) -> None:
         raise SpecError(f"data.root={root} is a copy keeping every {step}th frame (harness data prepare "
                         f"--frame-step), which data.decoder=torchcodec reads at the wrong frame rate. Use "
                         f"data.decoder=pyav or nvdec.")
-
-
-def geometry(info: VideoInfo) -> VideoGeometry:
-    """What a clip plan needs from a video's header (frame size as the header states it, before any rotation)."""
-    return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width, info.frame_step)
 
 
 class VideoClipDataset(torch.utils.data.Dataset):
@@ -245,18 +240,19 @@ class VideoClipDataset(torch.utils.data.Dataset):
     def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
         sp, n = self.sampling, len(self.records)
         index = attempt_index(req, attempt, n)
-        known = self.headers.geometry(index) if self.headers is not None and index not in self._bad else None
-        if known is not None:  # the plan the header gives, without opening the video: a smaller copy may serve it
-            plan = train_clip_plan(req, attempt, n, known, self.clip_sampling())
-            smaller = self._low_res_clip(index, plan, known)
-            if smaller is not None:
-                return smaller, plan
+        # The full copy's header as prepare kept it: the plan without opening the video, which a smaller copy
+        # may then decode; the same plan the opened header gives.
+        video = self.headers.geometry(index) if self.headers is not None and index not in self._bad else None
+        plan = None if video is None else train_clip_plan(req, attempt, n, video, self.clip_sampling())
+        if plan is not None and (smaller := self._low_res_clip(index, plan, video)) is not None:
+            return smaller, plan
         with self._open(index) as reader:
-            video = geometry(reader.info)
-            plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
-            smaller = self._low_res_clip(index, plan, video)
-            if smaller is not None:
-                return smaller, plan
+            if plan is None:
+                video = geometry(reader.info)
+                plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
+                smaller = self._low_res_clip(index, plan, video)
+                if smaller is not None:
+                    return smaller, plan
             frames = reader.frames_at(plan.times)
         if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())

@@ -37,6 +37,12 @@ class VideoGeometry:
         return replace(self, height=height, width=width)
 
 
+def geometry(info) -> VideoGeometry:
+    """What a clip plan needs from a video's header (a harness.data.decode.VideoInfo; frame size as the header
+    states it, before any rotation)."""
+    return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width, info.frame_step)
+
+
 @dataclass(frozen=True)
 class ClipSampling:
     """The dataset's part of a training plan (the fields of clip_dataset.Sampling that training uses)."""

@@ -10,6 +10,7 @@ opens the video as before where the file is missing, changed, or not listed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -17,31 +18,30 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.clip_plan import VideoGeometry
+from harness.data.clip_plan import VideoGeometry, geometry
 from harness.data.decode import VideoError, VideoReader
+from harness.io import write_text_atomic
 
 HEADERS = "headers.json"
-FIELDS = ("duration", "fps", "frames", "height", "width", "frame_step", "bytes")
+FIELDS = (*(f.name for f in dataclasses.fields(VideoGeometry)), "bytes")
 
 
 def read_header(path: str | Path) -> list[float] | None:
-    """The FIELDS of the video at `path` as VideoReader reports them; None where it cannot be opened."""
+    """The FIELDS of the video at `path`: its geometry as the loader takes it from the header, and its size in
+    bytes; None where it cannot be opened."""
     try:
         with VideoReader(path) as reader:
-            info = reader.info
-        return [info.duration, info.fps, info.frames, info.height, info.width, info.frame_step,
-                Path(path).stat().st_size]
+            video = geometry(reader.info)
+        return [*dataclasses.astuple(video), Path(path).stat().st_size]
     except (VideoError, OSError):
         return None
 
 
 def write_headers(out: Path, headers: dict[str, list[float] | None]) -> None:
-    """``headers.json`` in the copy `out`: FIELDS per video path relative to `out` (atomic; unreadable ones left
-    out)."""
+    """``headers.json`` in the copy `out`: FIELDS per video path relative to `out` (atomic, compact: one entry per
+    video of a dataset; unreadable ones left out)."""
     data = {"fields": list(FIELDS), "videos": {k: v for k, v in sorted(headers.items()) if v is not None}}
-    tmp = out / f".{HEADERS}.partial"
-    tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
-    os.replace(tmp, out / HEADERS)
+    write_text_atomic(out / HEADERS, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 class KnownHeaders:

@@ -166,7 +166,7 @@ def test_a_copy_keeping_every_other_frame_moves_a_clip_whole_or_leaves_it_to_the
 
 def test_a_clip_the_smaller_copy_serves_never_opens_the_full_copy_whose_headers_prepare_kept(copies, tmp_path,
                                                                                           monkeypatch):
-    from harness.data.clip_dataset import geometry
+    from harness.data.clip_plan import geometry
     from harness.data.decode import VideoReader
     from harness.data.headers import HEADERS
 
