@@ -17,13 +17,16 @@ CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain 
 
 
 def standard_error(row: Mapping[str, Any], metric: str = "top1") -> float | None:
-    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else the
-    binomial error of one score on its validation videos, √(p(1−p)/videos)."""
+    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else, for
+    top-1, the binomial error of one score on its validation videos, √(p(1−p)/videos). One mAP score has no such
+    formula (it ranks videos per class), so a single-seed mAP has none (None)."""
     value, std, n = row.get(metric), row.get(f"{metric}_std"), row.get("seeds") or 1
     if value is None:
         return None
     if std is not None and n >= 2:
         return float(std) / math.sqrt(n)
+    if metric != "top1":
+        return None
     videos = row.get("videos")
     if not videos:
         return None
@@ -100,34 +103,42 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
     """Every run against the suite's 1.0× baseline: accuracy difference with its 95% interval (±1.96 standard
     errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
     compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
-    from it exists; the note says when the bound comes from another card)."""
-    if baseline is None or baseline.get("top1") is None:
+    from it exists; the note says when the bound comes from another card). Scored in top-1, or in mAP where the
+    baseline has no top-1 (Charades); a single-seed mAP has no interval, so whether it keeps the baseline's
+    accuracy is left open there."""
+    metric = "top1" if baseline is not None and baseline.get("top1") is not None else "map"
+    if baseline is None or baseline.get(metric) is None:
         return None
+    label = "top-1" if metric == "top1" else "mAP"
     bound, bound_gpu = _profile_speedups(profiles, scale, gpu)
-    base_se = standard_error(baseline) or 0.0
+    base_se = standard_error(baseline, metric)
     out = []
     for r in rows:
-        if r.get("status") != OK or r.get("top1") is None or r.get("variant") == baseline["variant"]:
+        if r.get("status") != OK or r.get(metric) is None or r.get("variant") == baseline["variant"]:
             continue
-        se = math.hypot(standard_error(r) or 0.0, base_se)
-        delta = r["top1"] - baseline["top1"]
-        keeps = "yes" if delta >= -1.96 * se else "no"
+        run_se = standard_error(r, metric)
+        se = None if run_se is None and base_se is None else math.hypot(run_se or 0.0, base_se or 0.0)
+        delta = r[metric] - baseline[metric]
+        keeps = "" if se is None else "yes" if delta >= -1.96 * se else "no"
         predicted = bound.get(str(r.get("variant")))
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
-                    "top1": r["top1"], "delta": delta, "interval": 1.96 * se, "keeps": keeps,
+                    "score": r[metric], "delta": delta, "interval": None if se is None else 1.96 * se,
+                    "keeps": keeps,
                     "speedup": r.get("speedup"), "bound": predicted,
                     "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted,
                     "gpus": ", ".join(sorted(set((run_gpus or {}).get(str(r["variant"]), ()))))})
     columns = (Column("variant", "run"), Column("epochs_x", "epochs ×", "float"), Column("seeds", "seeds", "int"),
-               Column("top1", "top-1", "pct"), Column("delta", "Δ top-1 vs baseline", "pct"),
+               Column("score", label, "pct"), Column("delta", f"Δ {label} vs baseline", "pct"),
                Column("interval", "± 95%", "pct"), Column("keeps", "keeps the baseline's accuracy"),
                Column("speedup", "measured speedup", "ratio"), Column("bound", "compute-only bound", "ratio"),
                Column("of_bound", "measured / bound", "share"),
                *((Column("gpus", "trained on"),) if len({g for gs in (run_gpus or {}).values() for g in gs}) > 1
                  else ()))
-    notes = (f"Against {baseline['variant']} ({baseline['top1']:.1f}% top-1, {baseline.get('seeds') or 1} seed(s)). "
-             "A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of the "
-             "difference (over seeds where a run has several, else from its validation videos). Compute-only "
+    notes = (f"Against {baseline['variant']} ({baseline[metric]:.1f}% {label}, {baseline.get('seeds') or 1} "
+             "seed(s)). A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of "
+             "the difference (over seeds where a run has several, else from its validation videos"
+             + ("" if metric == "top1" else "; one mAP score has no error from its videos, so with one seed the "
+                "question stays open") + "). Compute-only "
              "bound: the speedup `harness profile` predicts from timed steps of the same shapes on random clips "
              "(no data, no graph capture), on the GPU of the profile record"
              + (f" ({bound_gpu})" if bound_gpu else "") + "."

@@ -4,6 +4,7 @@ ordering), runs spread over GPU slots, and one run recorded under two suites."""
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -97,6 +98,22 @@ def test_verdict_table_says_whether_a_run_keeps_the_baselines_accuracy():
     assert table.rows[0]["bound"] == 2.5 and "compares two cards" not in table.notes[0]
     table = verdict_table(rows, rows[0], [on("H100", 2.0)], "proxy", gpu="H200")
     assert table.rows[0]["bound"] == 2.0 and "(H100)" in table.notes[0] and "ran on H200" in table.notes[0]
+
+
+def test_verdict_table_scores_map_suites_and_leaves_a_single_seed_undecided():
+    # Charades: the runs table has mAP and no top-1. One seed's mAP has no error from its videos, so whether a
+    # run keeps the baseline's accuracy stays open; with seeds the spread decides, as for top-1.
+    rows = [{**r, "map": r.pop("top1")} | {"top1": None} for r in
+            _runs(("baseline", 40, 1.0, 30.0, 100), ("mg", 60, 1.5, 23.0, 40))]
+    table = verdict_table(rows, rows[0])
+    (row,) = table.rows
+    assert row["score"] == 23.0 and row["delta"] == pytest.approx(-7.0)
+    assert row["keeps"] == "" and row["interval"] is None and "mAP" in table.notes[0]
+    assert [c.label for c in table.columns][3:5] == ["mAP", "Δ mAP vs baseline"]
+    for r, std in ((rows[0], 0.5), (rows[1], 1.0)):
+        r.update(seeds=3, map_std=std)
+    (row,) = verdict_table(rows, rows[0]).rows
+    assert row["keeps"] == "no" and row["interval"] == pytest.approx(1.96 * math.hypot(0.5, 1.0) / math.sqrt(3))
 
 
 def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_time():
