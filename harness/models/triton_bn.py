@@ -7,20 +7,23 @@ launches:
 
 forward   `_stats`: each program reduces a run of rows of one group for a block of channels to (mean, M2)
           (Chan's merge of tile-wise means and squared deviations, stable where mean ≫ std), written as partials;
-          `_finish_stats`: merges each group's partials into its mean, variance and 1/std, folds the affine weight
-          into one scale and shift per (group, channel), and moves the layer's running statistics towards the
-          batch's; `_normalise`: y = x·scale + shift, one pass.
+          `_finish_stats`: merges each group's partials into its mean, variance and 1/std (tiles of partials at a
+          time, two passes over them: the mean, then M2 from the deviations of the partials' means from it), folds
+          the affine weight into one scale and shift per (group, channel), and moves the layer's running
+          statistics towards the batch's; `_normalise`: y = x·scale + shift, one pass.
 backward  `_grad_sums`: per-(group, channel) partial sums of dy and dy·x̂; `_finish_grads` adds them up per group
-          and, over the groups, into the affine weight's and bias's gradients; `_grad_input`:
-          dx = w·(1/std)·(dy − mean(dy) − x̂·mean(dy·x̂)), one pass.
+          (tiles of partials at a time) and, over the groups, into the affine weight's and bias's gradients;
+          `_grad_input`: dx = w·(1/std)·(dy − mean(dy) − x̂·mean(dy·x̂)), one pass.
 
 That is two reads and one write of the activation forward and four reads and one write backward, the passes cuDNN's
 plain BN makes, plus small kernels over (groups × partials × C). Statistics are float32 whatever the activation's
-dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 12-19% faster than the same steps
-with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (about 1.1 ms per layer's forward
-+ backward against plain BN's 0.34), and the steps took twice as long, so the kernels pay where the step is replayed
-from a graph. The statistics' finishing work is done inside the kernels (the running statistics, the affine
-gradients) rather than in a dozen small torch ops per layer for that reason.
+dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 4-6% faster than the same steps
+with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (about 1 ms per layer's forward +
+backward against plain BN's 0.55), and the sub-batch steps take 28-93% longer than plain BN's, so the kernels pay
+where the step is replayed from a graph. The statistics' finishing work is done inside the kernels (the running
+statistics, the affine gradients) rather than in a dozen small torch ops per layer, which took the eager steps from
+about twice plain BN's time to that; the finishing kernels merge their partials a tile at a time (a serial merge of
+up to a thousand partials was most of their time).
 
 The kernels are jitted on first use for CUDA tensors. With TRITON_INTERPRET=1 set before triton is imported, Triton's
 interpreter runs them on CPU tensors (slowly): that is how the CPU tests compare them with the other layouts.
@@ -77,11 +80,15 @@ def _stats(x_ptr, part_ptr, rows_per_group, channels, rows_per_prog, progs_per_g
 
 def _finish_stats(part_ptr, weight_ptr, bias_ptr, stats_ptr, running_mean_ptr, running_var_ptr, rows_per_group,
                   channels, rows_per_prog, progs_per_group, splits, eps, var_divisor, factor,
-                  UPDATE_RUNNING: tl.constexpr, BLOCK_C: tl.constexpr):
+                  UPDATE_RUNNING: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
     # One program per block of channels, every group: each group's partials merged into its mean and unbiased
     # variance (for the running statistics), 1/std, and the affine weight folded into a scale and shift. With
     # UPDATE_RUNNING, the running statistics move towards the batch's (mean of the group means; mean of the group
     # variances plus the variance of the group means) by `factor`, here rather than in a dozen small torch ops.
+    # The partials are merged BLOCK_P at a time, as tiles reduced across their rows, not one after another: a
+    # group has up to about TARGET_PROGRAMS of them, and a serial merge of that many was this kernel's latency.
+    # Chan's formula for many parts at once, in two passes over the tiles: mean = Σ nᵢ·meanᵢ / n, then
+    # M2 = Σ M2ᵢ + Σ nᵢ·(meanᵢ − mean)², deviations taken from the group's mean, stable where mean ≫ std.
     cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < channels
     parts = splits * progs_per_group
@@ -91,18 +98,27 @@ def _finish_stats(part_ptr, weight_ptr, bias_ptr, stats_ptr, running_mean_ptr, r
     means_m2 = tl.zeros([BLOCK_C], dtype=tl.float32)
     var_sum = tl.zeros([BLOCK_C], dtype=tl.float32)
     for group in range(0, splits):
-        mean = tl.zeros([BLOCK_C], dtype=tl.float32)
+        total = tl.zeros([BLOCK_C], dtype=tl.float32)  # Σ nᵢ·meanᵢ
+        for p0 in range(0, progs_per_group, BLOCK_P):
+            part = p0 + tl.arange(0, BLOCK_P)
+            pmask = part < progs_per_group
+            # every partial covers rows_per_prog rows but a group's last, which covers what is left
+            count = tl.where(pmask, tl.minimum(rows_per_group - part * rows_per_prog, rows_per_prog), 0).to(tl.float32)
+            at = (group * progs_per_group + part).to(tl.int64)[:, None] * channels + cols[None, :]
+            part_mean = tl.load(part_ptr + at, mask=pmask[:, None] & cmask[None, :], other=0.0)
+            total += tl.sum(count[:, None] * part_mean, axis=0)
+        mean = total / rows_per_group
         m2 = tl.zeros([BLOCK_C], dtype=tl.float32)
-        for part in range(0, progs_per_group):
-            seen = (part * rows_per_prog).to(tl.float32)
-            count = tl.minimum(rows_per_group - part * rows_per_prog, rows_per_prog).to(tl.float32)
-            at = (group * progs_per_group + part).to(tl.int64) * channels + cols
-            part_mean = tl.load(part_ptr + at, mask=cmask, other=0.0)
-            part_m2 = tl.load(part_ptr + parts * channels + at, mask=cmask, other=0.0)
-            delta = part_mean - mean
-            total = seen + count
-            mean += delta * (count / total)
-            m2 += part_m2 + delta * delta * (seen * count / total)
+        for p0 in range(0, progs_per_group, BLOCK_P):
+            part = p0 + tl.arange(0, BLOCK_P)
+            pmask = part < progs_per_group
+            count = tl.where(pmask, tl.minimum(rows_per_group - part * rows_per_prog, rows_per_prog), 0).to(tl.float32)
+            at = (group * progs_per_group + part).to(tl.int64)[:, None] * channels + cols[None, :]
+            mask = pmask[:, None] & cmask[None, :]
+            part_mean = tl.load(part_ptr + at, mask=mask, other=0.0)
+            part_m2 = tl.load(part_ptr + parts * channels + at, mask=mask, other=0.0)
+            dev = tl.where(mask, part_mean - mean[None, :], 0.0)
+            m2 += tl.sum(part_m2 + count[:, None] * dev * dev, axis=0)
         invstd = 1.0 / tl.sqrt(m2 / rows_per_group + eps)
         scale = weight * invstd
         var = m2 / var_divisor  # unbiased (rows - 1), as nn.BatchNorm keeps
@@ -173,9 +189,9 @@ def _grad_sums(x_ptr, dy_ptr, mean_ptr, invstd_ptr, part_ptr, rows_per_group, ch
 
 
 def _finish_grads(part_ptr, sums_ptr, grad_weight_ptr, grad_bias_ptr, channels, progs_per_group, splits,
-                  BLOCK_C: tl.constexpr):
+                  BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
     # One program per block of channels: each group's partial sums of dy and dy·x̂ added up (for _grad_input),
-    # and over the groups, the affine weight's and bias's gradients.
+    # BLOCK_P partials at a time as in _finish_stats, and over the groups, the affine weight's and bias's gradients.
     cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < channels
     parts = splits * progs_per_group
@@ -184,10 +200,12 @@ def _finish_grads(part_ptr, sums_ptr, grad_weight_ptr, grad_bias_ptr, channels, 
     for group in range(0, splits):
         sum_dy = tl.zeros([BLOCK_C], dtype=tl.float32)
         sum_dy_xhat = tl.zeros([BLOCK_C], dtype=tl.float32)
-        for part in range(0, progs_per_group):
-            at = (group * progs_per_group + part).to(tl.int64) * channels + cols
-            sum_dy += tl.load(part_ptr + at, mask=cmask, other=0.0)
-            sum_dy_xhat += tl.load(part_ptr + parts * channels + at, mask=cmask, other=0.0)
+        for p0 in range(0, progs_per_group, BLOCK_P):
+            part = p0 + tl.arange(0, BLOCK_P)
+            at = (group * progs_per_group + part).to(tl.int64)[:, None] * channels + cols[None, :]
+            mask = (part < progs_per_group)[:, None] & cmask[None, :]
+            sum_dy += tl.sum(tl.load(part_ptr + at, mask=mask, other=0.0), axis=0)
+            sum_dy_xhat += tl.sum(tl.load(part_ptr + parts * channels + at, mask=mask, other=0.0), axis=0)
         out = group * channels + cols
         tl.store(sums_ptr + out, sum_dy, mask=cmask)
         tl.store(sums_ptr + splits * channels + out, sum_dy_xhat, mask=cmask)
@@ -255,6 +273,7 @@ class _Layout:
     progs_per_group: int
     block_r: int
     block_c: int
+    block_p: int  # partials the finishing kernels merge at once (a tile of block_p × block_c, at most TILE)
 
     @property
     def channel_blocks(self) -> int:
@@ -269,7 +288,9 @@ def _layout(x: torch.Tensor, splits: int) -> _Layout:
     channel_blocks = math.ceil(c / block_c)
     progs = max(1, min(math.ceil(TARGET_PROGRAMS / (splits * channel_blocks)), math.ceil(rows_per_group / block_r)))
     rows_per_prog = math.ceil(math.ceil(rows_per_group / progs) / block_r) * block_r
-    return _Layout(c, rows_per_group, rows_per_prog, math.ceil(rows_per_group / rows_per_prog), block_r, block_c)
+    progs_per_group = math.ceil(rows_per_group / rows_per_prog)
+    block_p = min(triton.next_power_of_2(progs_per_group), TILE // block_c)
+    return _Layout(c, rows_per_group, rows_per_prog, progs_per_group, block_r, block_c, block_p)
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -301,7 +322,7 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         k["finish_stats"][(blocks,)](partials, weight, bias, stats, running_mean if update else stats,
                                      running_var if update else stats, per_group, c, lay.rows_per_prog, progs, splits,
                                      eps, float(max(per_group - 1, 1)), factor, UPDATE_RUNNING=update,
-                                     BLOCK_C=lay.block_c)
+                                     BLOCK_P=lay.block_p, BLOCK_C=lay.block_c)
         mean, invstd, scale, shift, var = stats.unbind(0)
         per_group_blocks = math.ceil(per_group / lay.block_r)
         k["normalise"][(splits * per_group_blocks, blocks)](rows, y, scale, shift, per_group, c, per_group_blocks,
@@ -324,7 +345,8 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
                                                     lay.rows_per_prog, progs, BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         sums = torch.empty(2, splits, c, device=rows.device, dtype=torch.float32)  # (sum of dy, of dy·x̂) per group
         grads = torch.empty(2, c, device=rows.device, dtype=weight.dtype)  # the weight's and the bias's
-        kern["finish_grads"][(blocks,)](partials, sums, grads[0], grads[1], c, progs, splits, BLOCK_C=lay.block_c)
+        kern["finish_grads"][(blocks,)](partials, sums, grads[0], grads[1], c, progs, splits, BLOCK_P=lay.block_p,
+                                        BLOCK_C=lay.block_c)
         grad_x = None
         if ctx.needs_input_grad[0]:
             dx = torch.empty_like(rows)

@@ -199,6 +199,37 @@ for step in range(3):
 for a, b in ((ours.running_mean, ref.running_mean), (ours.running_var, ref.running_var),
              (ours.weight.grad, ref.weight.grad), (ours.bias.grad, ref.bias.grad)):
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+# Many partials per group, more than one finishing tile of them and the last shorter than the others, over two blocks
+# of channels (the second part masked), and mean ≫ std with partial means that differ (a ramp along the rows): the
+# finishing kernels' tiled merge against float64. Small tiles make many partials of a tensor the interpreter runs fast.
+import harness.models.triton_bn as triton_bn
+triton_bn.TILE, triton_bn.MAX_BLOCK_C, triton_bn.TARGET_PROGRAMS = 64, 8, 128
+k, shape = 2, (4, 12, 2, 9, 11)
+torch.manual_seed(0)
+x = 1000 + torch.randn(shape) * 0.5 + torch.linspace(-1, 1, 2 * 9).view(2, 9, 1)
+x = x.contiguous(memory_format=torch.channels_last_3d)
+lay = triton_bn._layout(x, k)
+assert lay.progs_per_group > lay.block_p and lay.rows_per_group % lay.rows_per_prog and lay.channel_blocks == 2, lay
+weight, bias = torch.linspace(0.5, 1.5, 12).requires_grad_(), torch.linspace(-1, 1, 12).requires_grad_()
+running_mean, running_var = torch.zeros(12), torch.ones(12)
+xs = x.clone().requires_grad_()
+out, mean, var = triton_sub_batch_norm(xs, weight, bias, k, 1e-5, running_mean, running_var, 0.1)
+xd, wd, bd = (t.detach().double().requires_grad_() for t in (x, weight, bias))
+groups, dims = xd.unflatten(0, (k, -1)), (1, 3, 4, 5)
+ref_mean, ref_var = groups.mean(dims), groups.var(dims)
+ref = (groups - groups.mean(dims, keepdim=True)) / (groups.var(dims, unbiased=False, keepdim=True) + 1e-5).sqrt()
+ref = ref.flatten(0, 1) * wd.view(-1, 1, 1, 1) + bd.view(-1, 1, 1, 1)
+grad = torch.randn(shape)
+out.backward(grad)
+ref.backward(grad.double())
+torch.testing.assert_close(mean.double(), ref_mean, rtol=1e-6, atol=0)
+torch.testing.assert_close(var.double(), ref_var, rtol=1e-4, atol=0)
+torch.testing.assert_close(running_mean.double(), 0.1 * ref_mean.mean(0), rtol=1e-6, atol=0)
+torch.testing.assert_close(running_var.double(), 0.9 + 0.1 * (ref_var.mean(0) + ref_mean.var(0, unbiased=False)),
+                           rtol=1e-5, atol=0)
+torch.testing.assert_close(out.double(), ref, rtol=0, atol=2e-3)  # y = x·scale + shift rounds at |x·scale| ≈ 1000
+for a, b in ((xs.grad, xd.grad), (weight.grad, wd.grad), (bias.grad, bd.grad)):
+    torch.testing.assert_close(a.double(), b, rtol=1e-3, atol=1e-3)
 print("ok", len(cases))
 """
 
