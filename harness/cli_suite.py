@@ -12,7 +12,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
                        args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
-                       launcher=args.launcher, nodes=args.nodes, seeds=args.seeds)
+                       launcher=args.launcher, nodes=args.nodes, seeds=args.seeds, prepare_only=args.prepare_only)
     return 1 if failed else 0
 
 
@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "the report shows mean ± std over seeds")
     rep.add_argument("--no-report", action="store_true")
     rep.add_argument("--dry-run", action="store_true", help="print the command of every run that would start")
+    rep.add_argument("--prepare-only", action="store_true",
+                     help="make what the missing runs need (synthetic data, frame cache, pre-trained stand-in) "
+                          "and stop before training, e.g. before a batch of runs with a time limit")
     rep.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",
                      help="with --dry-run: print commands for this host (local), for a multi-node torchrun "
                           "rendezvous (torchrun), or a Hydra submitit sweep for Slurm (slurm)")

@@ -214,13 +214,17 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
               dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
-              nodes: int = 1, seeds: list[int] | None = None) -> int:
+              nodes: int = 1, seeds: list[int] | None = None, prepare_only: bool = False) -> int:
     """Run the suite's missing runs (once per seed of `seeds`, default the recipe's) and write the report;
-    returns the number of failed runs."""
+    returns the number of failed runs. With `prepare_only`, make what the missing runs need (the scale's synthetic
+    data and frame cache, the pre-trained stand-in) and stop before training: a batch of runs that must fit a
+    time limit then starts each run with its inputs ready."""
     suite = load_suite(suite_name)
     suite.require_variants(only or [], "--only")
     scale = suite_scale(suite, load_scale(scale_name or default_scale()))  # synthetic data of the suite's dataset
     overrides = list(overrides or [])
+    if dry_run and prepare_only:
+        raise SpecError("--dry-run prints the runs and makes nothing; --prepare-only makes their inputs: give one.")
     if seeds and any(o.startswith("seed=") for o in overrides):
         raise SpecError("Give the seeds either as --seeds or as seed=N, not both.")
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
@@ -256,6 +260,9 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
         if needs:  # the same weights for every seed, as ImageNet weights would be
             prepare_pretrained(scale, needs[0])
+        if prepare_only:
+            print(f"prepared the inputs of {len(todo)} run(s); none trained (--prepare-only)", flush=True)
+            return 0
         n_gpus = gpus if gpus is not None else _local_gpus()
         per_run = max(r.spec.num_gpus for r in todo)  # each run takes num_gpus GPUs (torchrun processes)
         if n_gpus and per_run > n_gpus:
@@ -284,6 +291,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
                 status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
                 failed += code != 0
                 print(f"  [{i}/{len(todo)}] {variant:<24} seed {seed} {status} in {seconds:.0f}s", flush=True)
+    if prepare_only:
+        return 0
     if report:  # the tables show the setup these runs used (their GPU count)
         _write_report(suite.name, results, next((r.spec.num_gpus for r in runs if r.spec is not None), None))
     return failed

@@ -14,7 +14,7 @@ from harness.config import compose
 from harness.models import build_model
 from harness.models.inflate import load_resnet50_state
 from harness.results import run_id
-from harness.spec import ModelSpec
+from harness.spec import ModelSpec, SpecError
 from harness.suite import Scale, load_scale, load_suite, resolve_suite, suite_scale
 
 TINY = ["--iterations", "3", "--batch", "4", "--size", "32", "--quiet"]
@@ -121,6 +121,21 @@ def test_reproduce_builds_the_stand_in_only_for_a_run_that_needs_it(tmp_path, mo
     # Trained beside the suite's own data (its videos are as long as its longest clip).
     assert started[1:] == [rep.pretrained_path(suite_scale(load_suite("kinetics_generalization"),
                                                            load_scale("smoke")))] * 2
+
+
+def test_prepare_only_makes_the_missing_runs_data_and_trains_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)  # where a run's outputs/ would go
+    results = tmp_path / "results"
+    scale = suite_scale(load_suite("kinetics_ablation"), load_scale("smoke"))
+    root, cache = rep.synthetic_paths(scale)
+    assert rep.reproduce("kinetics_ablation", "smoke", [], results=results, report=False, only=["baseline"],
+                         prepare_only=True) == 0
+    assert (rep.Path(root) / "val.csv").is_file()  # the videos and annotations the run will read
+    assert cache is None or rep.Path(cache).is_dir()
+    assert not list(results.rglob("*.json")) and not (tmp_path / "outputs").exists()
+    with pytest.raises(SpecError, match="give one"):
+        rep.reproduce("kinetics_ablation", "smoke", [], results=results, dry_run=True, prepare_only=True)
 
 
 def test_the_learning_rate_follows_imagenet_s_rule_unless_given_and_residual_blocks_start_as_identities():

@@ -41,11 +41,19 @@ print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" "results/profile/
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
   # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a
   # run cut off by the call's end is lost with the machine: a call made at once after another may still get a fresh
-  # one)
+  # one). Its inputs (synthetic data, frame cache, pre-trained stand-in; shared by the dataset's jobs, under their
+  # locks) are made first, and the run starts only if it can still finish once they are ready.
   while read -r suite seed variant overrides; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
     [ "$(expected $suite $variant)" -gt "$(left $budget)" ] && continue
     mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
+    [ "$(left $budget)" -lt 20 ] && break
+    CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
+      --results $res --no-report --seeds $seed --only $variant --prepare-only -- $overrides < /dev/null \
+      >> $res/worker$1.log 2>&1
+    if [ "$(expected $suite $variant)" -gt "$(left $budget)" ]; then
+      el "gpu $1: $suite $variant seed $seed $overrides inputs ready, left to the next call"; continue
+    fi
     [ "$(left $budget)" -lt 20 ] && break
     CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
       --results $res --no-report --seeds $seed --only $variant -- $overrides < /dev/null >> $res/worker$1.log 2>&1
