@@ -117,7 +117,10 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         if r.get("status") != OK or r.get(metric) is None or r.get("variant") == baseline["variant"]:
             continue
         run_se = standard_error(r, metric)
-        se = None if run_se is None and base_se is None else math.hypot(run_se or 0.0, base_se or 0.0)
+        # A top-1 always has an error (its videos'; none recorded counts as 0); an mAP only over seeds, and a
+        # difference with one side's error unknown has no interval.
+        known = metric == "top1" or (run_se is not None and base_se is not None)
+        se = math.hypot(run_se or 0.0, base_se or 0.0) if known else None
         delta = r[metric] - baseline[metric]
         keeps = "" if se is None else "yes" if delta >= -1.96 * se else "no"
         predicted = bound.get(str(r.get("variant")))
