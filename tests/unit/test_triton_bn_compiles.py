@@ -23,12 +23,12 @@ FLOATS = {"eps", "var_divisor", "factor"}
 CASES = [
     ("stats", {"BLOCK_R": 64, "BLOCK_C": 64}),
     ("stats", {"BLOCK_R": 512, "BLOCK_C": 8, "progs_per_group": 1}),
-    ("finish_stats", {"UPDATE_RUNNING": True, "BLOCK_C": 64}),
-    ("finish_stats", {"UPDATE_RUNNING": False, "BLOCK_C": 64, "splits": 1, "progs_per_group": 1}),
+    ("finish_stats", {"UPDATE_RUNNING": True, "BLOCK_P": 64, "BLOCK_C": 64}),
+    ("finish_stats", {"UPDATE_RUNNING": False, "BLOCK_P": 1, "BLOCK_C": 64, "splits": 1, "progs_per_group": 1}),
     ("normalise", {"BLOCK_R": 64, "BLOCK_C": 64}),
     ("grad_sums", {"BLOCK_R": 64, "BLOCK_C": 64}),
-    ("finish_grads", {"BLOCK_C": 64}),
-    ("finish_grads", {"BLOCK_C": 32, "splits": 1, "progs_per_group": 1}),
+    ("finish_grads", {"BLOCK_P": 64, "BLOCK_C": 64}),
+    ("finish_grads", {"BLOCK_P": 1, "BLOCK_C": 32, "splits": 1, "progs_per_group": 1}),
     ("grad_input", {"BLOCK_R": 64, "BLOCK_C": 64}),
 ]
 
