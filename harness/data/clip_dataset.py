@@ -16,6 +16,7 @@ decodes and resamples them on the GPU in the main process (:mod:`harness.data.nv
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -241,18 +242,18 @@ class VideoClipDataset(torch.utils.data.Dataset):
         sp, n = self.sampling, len(self.records)
         index = attempt_index(req, attempt, n)
         # The full copy's header as prepare kept it: the plan without opening the video, which a smaller copy
-        # may then decode; the same plan the opened header gives.
+        # may then decode; the same plan the opened header gives. The full copy is opened only where needed.
         video = self.headers.geometry(index) if self.headers is not None and index not in self._bad else None
-        plan = None if video is None else train_clip_plan(req, attempt, n, video, self.clip_sampling())
-        if plan is not None and (smaller := self._low_res_clip(index, plan, video)) is not None:
-            return smaller, plan
-        with self._open(index) as reader:
-            if plan is None:
+        with contextlib.ExitStack() as opened:
+            reader = None
+            if video is None:
+                reader = opened.enter_context(self._open(index))
                 video = geometry(reader.info)
-                plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
-                smaller = self._low_res_clip(index, plan, video)
-                if smaller is not None:
-                    return smaller, plan
+            plan = train_clip_plan(req, attempt, n, video, self.clip_sampling())
+            if (smaller := self._low_res_clip(index, plan, video)) is not None:
+                return smaller, plan
+            if reader is None:
+                reader = opened.enter_context(self._open(index))
             frames = reader.frames_at(plan.times)
         if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())

@@ -38,6 +38,12 @@ if not t:
 print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" "results/profile/proxy_cuda_graphs_$card/$1.json" "$2" \
     2>/dev/null || echo 0
 }
+reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further reproduce flags: one job, as the
+  # worker runs it, within the call's time
+  local gpu=$1 suite=$2 seed=$3 variant=$4 overrides=$5; shift 5
+  CUDA_VISIBLE_DEVICES=$gpu timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
+    --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null >> $res/worker$gpu.log 2>&1
+}
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
   # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a
   # run cut off by the call's end is lost with the machine: a call made at once after another may still get a fresh
@@ -48,15 +54,12 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     [ "$(expected $suite $variant)" -gt "$(left $budget)" ] && continue
     mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
     [ "$(left $budget)" -lt 20 ] && break
-    CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
-      --results $res --no-report --seeds $seed --only $variant --prepare-only -- $overrides < /dev/null \
-      >> $res/worker$1.log 2>&1
+    reproduce_job $1 $suite $seed $variant "$overrides" --prepare-only
     if [ "$(expected $suite $variant)" -gt "$(left $budget)" ]; then
       el "gpu $1: $suite $variant seed $seed $overrides inputs ready, left to the next call"; continue
     fi
     [ "$(left $budget)" -lt 20 ] && break
-    CUDA_VISIBLE_DEVICES=$1 timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
-      --results $res --no-report --seeds $seed --only $variant -- $overrides < /dev/null >> $res/worker$1.log 2>&1
+    reproduce_job $1 $suite $seed $variant "$overrides"
     el "gpu $1: $suite $variant seed $seed $overrides exit $?"
   done < "$jobs"
 }
