@@ -175,7 +175,7 @@ def _print_kernels(row: dict) -> None:
 
 
 def register_throughput(sub: argparse._SubParsersAction) -> None:
-    from harness.measure.throughput import DEFAULT_RECIPES, MODES
+    from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
     from harness.spec import PLAIN_BN_IMPL
 
     p = sub.add_parser("throughput", help="trainer step clips/s at a recipe's baseline shape vs a plain loop",

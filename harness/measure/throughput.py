@@ -28,19 +28,18 @@ import torch
 from torch import nn
 
 from harness.device import memory_format_for, pick_device, sync_device, use_bf16, use_channels_last
+from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
 from harness.spec import GRAPHED_STEP_MODES, SpecError
 from harness.train.step import make_step, train_iteration
 
-MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile", "compile_graphs")
 # cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
 # baseline shapes ("eager_autotuned" vs "eager", results/throughput) and cost ~5 s per new shape, most of the
 # setup time of a multigrid proxy run. "eager_autotuned" keeps measuring it.
 AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False,
              "compile_graphs": False}
-DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
 KERNEL_STEPS = 3  # steps profiled per mode with --kernels (after the timed ones)
 
 

@@ -17,9 +17,9 @@ backward  `_grad_sums`: per-(group, channel) partial sums of dy and dy·x̂; `_f
 
 That is two reads and one write of the activation forward and four reads and one write backward, the passes cuDNN's
 plain BN makes, plus small kernels over (groups × partials × C). Statistics are float32 whatever the activation's
-dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 4-6% faster than the same steps
-with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (about 1 ms per layer's forward +
-backward against plain BN's 0.55), and the sub-batch steps take 28-93% longer than plain BN's, so the kernels pay
+dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 20-22% faster than the same steps
+with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (0.9-1.3 ms per layer's forward +
+backward against plain BN's 0.26), and the sub-batch steps take 25-66% longer than plain BN's, so the kernels pay
 where the step is replayed from a graph. The statistics' finishing work is done inside the kernels (the running
 statistics, the affine gradients) rather than in a dozen small torch ops per layer, which took the eager steps from
 about twice plain BN's time to that; the finishing kernels merge their partials a tile at a time (a serial merge of

@@ -39,10 +39,11 @@ print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" "results/profile/
     2>/dev/null || echo 0
 }
 reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further reproduce flags: one job, as the
-  # worker runs it, within the call's time
-  local gpu=$1 suite=$2 seed=$3 variant=$4 overrides=$5; shift 5
+  # worker runs it, within the call's time; its output in $res/job<GPU>.log (the last job's) and the worker's log
+  local gpu=$1 suite=$2 seed=$3 variant=$4 overrides=$5 rc; shift 5
   CUDA_VISIBLE_DEVICES=$gpu timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy \
-    --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null >> $res/worker$gpu.log 2>&1
+    --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > $res/job$gpu.log 2>&1
+  rc=$?; cat $res/job$gpu.log >> $res/worker$gpu.log; return $rc
 }
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
   # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a
@@ -55,6 +56,7 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
     [ "$(left $budget)" -lt 20 ] && break
     reproduce_job $1 $suite $seed $variant "$overrides" --prepare-only
+    grep -q "recorded already" $res/job$1.log && continue  # a recorded run: no second start for it
     if [ "$(expected $suite $variant)" -gt "$(left $budget)" ]; then
       el "gpu $1: $suite $variant seed $seed $overrides inputs ready, left to the next call"; continue
     fi
