@@ -367,6 +367,7 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
         notes = [resumed_note(record)] + ([] if base is not None else
                                              ["no 1.0× baseline record of this recipe: no speedup"])
         out.append({**row, **numbers, **_versus(numbers, base), "status": OK,
+                    "baseline_variant": None if base is None else base.get("variant"),
                     "note": "; ".join(n for n in notes if n)})
     metric_map = any(r.get("map") is not None or r.get("paper_map") is not None for r in out)
     acc = ([Column("map", "mAP", "pct"), Column("map_std", "± std", "pct"), Column("seeds", "seeds", "int"),

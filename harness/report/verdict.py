@@ -100,8 +100,9 @@ def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None,
 def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any] | None,
                   profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None,
                   gpu: str | None = None, run_gpus: Mapping[str, Sequence[str]] | None = None) -> Table | None:
-    """Every run against the suite's 1.0× baseline: accuracy difference with its 95% interval (±1.96 standard
-    errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
+    """Every run against its 1.0× baseline (the row's `baseline_variant`: the baseline of its recipe, model,
+    pre-training, clip length and crop; else `baseline`, the suite's): accuracy difference with its 95% interval
+    (±1.96 standard errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
     compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
     from it exists; the note says when the bound comes from another card). Scored in top-1, or in mAP where the
     baseline has no top-1 (Charades); a single-seed mAP has no interval, so whether it keeps the baseline's
@@ -111,34 +112,46 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         return None
     label = "top-1" if metric == "top1" else "mAP"
     bound, bound_gpu = _profile_speedups(profiles, scale, gpu)
-    base_se = standard_error(baseline, metric)
+    by_variant = {r.get("variant"): r for r in rows if r.get("status") == OK}
     out = []
     for r in rows:
-        if r.get("status") != OK or r.get(metric) is None or r.get("variant") == baseline["variant"]:
+        # A runs-table row names its own baseline (None: no record of it, so no comparison); other rows take the
+        # suite's.
+        own = by_variant.get(r["baseline_variant"]) if "baseline_variant" in r else baseline
+        if (r.get("status") != OK or r.get(metric) is None or own is None or own.get(metric) is None
+                or r.get("variant") == own["variant"]):  # a baseline is not judged against itself
             continue
-        run_se = standard_error(r, metric)
+        run_se, base_se = standard_error(r, metric), standard_error(own, metric)
         # A top-1 always has an error (its videos'; none recorded counts as 0); an mAP only over seeds, and a
         # difference with one side's error unknown has no interval.
         known = metric == "top1" or (run_se is not None and base_se is not None)
         se = math.hypot(run_se or 0.0, base_se or 0.0) if known else None
-        delta = r[metric] - baseline[metric]
+        delta = r[metric] - own[metric]
         keeps = "" if se is None else "yes" if delta >= -1.96 * se else "no"
         predicted = bound.get(str(r.get("variant")))
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
                     "score": r[metric], "delta": delta, "interval": None if se is None else 1.96 * se,
-                    "keeps": keeps,
+                    "keeps": keeps, "against": own["variant"],
                     "speedup": r.get("speedup"), "bound": predicted,
                     "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted,
                     "gpus": ", ".join(sorted(set((run_gpus or {}).get(str(r["variant"]), ()))))})
     columns = (Column("variant", "run"), Column("epochs_x", "epochs ×", "float"), Column("seeds", "seeds", "int"),
-               Column("score", label, "pct"), Column("delta", f"Δ {label} vs baseline", "pct"),
+               Column("score", label, "pct"),
+               *((Column("against", "baseline"),) if len({r["against"] for r in out}) > 1 else ()),
+               Column("delta", f"Δ {label} vs baseline", "pct"),
                Column("interval", "± 95%", "pct"), Column("keeps", "keeps the baseline's accuracy"),
                Column("speedup", "measured speedup", "ratio"), Column("bound", "compute-only bound", "ratio"),
                Column("of_bound", "measured / bound", "share"),
                *((Column("gpus", "trained on"),) if len({g for gs in (run_gpus or {}).values() for g in gs}) > 1
                  else ()))
-    notes = (f"Against {baseline['variant']} ({baseline[metric]:.1f}% {label}, {baseline.get('seeds') or 1} "
-             "seed(s)). A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of "
+    named = {r["against"] for r in out}
+    if len(named) > 1:
+        against = ("Each run against the 1.0× baseline of its recipe, model, pre-training, clip length and crop "
+                   "(column baseline)")
+    else:
+        only = by_variant.get(next(iter(named)), baseline) if named else baseline
+        against = f"Against {only['variant']} ({only[metric]:.1f}% {label}, {only.get('seeds') or 1} seed(s))"
+    notes = (f"{against}. A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of "
              "the difference (over seeds where a run has several, else from its validation videos"
              + ("" if metric == "top1" else "; one mAP score has no error from its videos, so with one seed the "
                 "question stays open") + "). Compute-only "

@@ -230,3 +230,22 @@ def test_verdict_names_the_runs_whose_bound_comes_from_another_card():
     one_card = {k: ["H100"] for k in gpus}
     table = verdict_table(rows, rows[0], [profile], "proxy", gpu="H100", run_gpus=one_card)
     assert "two cards" not in table.notes[0] and "gpus" not in [c.key for c in table.columns]
+
+
+def test_verdict_compares_each_run_with_its_own_baseline():
+    # Two clip lengths, each with its baseline: the T=16 multigrid run is judged against the T=16 baseline, not the
+    # suite's first one; baselines are not judged; a run whose baseline has no record is left out.
+    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("t16_baseline", 40, 1.0, 70.0, 80), ("t16_mg", 60, 1.5, 69.0, 30),
+                 ("orphan_mg", 60, 1.5, 50.0, 30))
+    for row, base in zip(rows, ("baseline_1.0", "t16_baseline_1.0", "t16_baseline_1.0", None), strict=True):
+        row["baseline_variant"] = base
+    table = verdict_table(rows, rows[0])
+    (row,) = table.rows
+    assert row["variant"] == "t16_mg_1.5" and row["against"] == "t16_baseline_1.0"
+    assert row["delta"] == pytest.approx(-1.0) and row["keeps"] == "yes"
+    assert "against" not in [c.key for c in table.columns]
+    assert table.notes[0].startswith("Against t16_baseline_1.0 (70.0%")
+    rows[3]["baseline_variant"] = "baseline_1.0"  # two baselines in the table: each row names its own
+    table = verdict_table(rows, rows[0])
+    assert [r["against"] for r in table.rows] == ["t16_baseline_1.0", "baseline_1.0"]
+    assert "against" in [c.key for c in table.columns] and table.notes[0].startswith("Each run against")
