@@ -160,7 +160,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from harness.data.clip_dataset import VideoClipDataset
     from harness.io import write_json_atomic
-    from harness.measure.data_bench import bench_loader, format_bench, synthetic_preset
+    from harness.measure.data_bench import bench_loader, consumer_rates, format_bench, synthetic_preset
     from harness.records import DataBenchRecord
     from harness.schedule.trained import planned_loader_shapes
 
@@ -174,6 +174,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                             f"({err}).") from None
         if not isinstance(consumer, dict) or not isinstance(consumer.get("shapes"), list):
             raise SpecError(f"--consumer {args.consumer} is not a `harness profile --out` record (no 'shapes').")
+        consumer_rates(consumer, f"--consumer {args.consumer}")  # its shapes checked before any dataset opens
     cache = args.cache or spec.data.cache
     # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them, and
     # data.decoder=nvdec the NVDEC path's (its error, where NVDEC cannot run here, comes before any work).

@@ -82,6 +82,7 @@ def compose(overrides: Sequence[str] = ()) -> RunSpec:
     composing the hundreds of suite runs fast.
     """
     from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
     overrides = list(overrides)
     _check_overrides(overrides)
@@ -93,5 +94,32 @@ def compose(overrides: Sequence[str] = ()) -> RunSpec:
             recipe = value
         else:
             rest.append(f"{key.lstrip('+')}={value}")
-    cfg = OmegaConf.merge(OmegaConf.create(_recipe_tree(recipe)), OmegaConf.from_dotlist(rest))
-    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+    cfg = OmegaConf.merge(OmegaConf.create(_recipe_tree(recipe)), _parse_overrides(rest))
+    try:
+        tree = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as err:  # e.g. ${x} naming no key, ${oc.env:VAR} of a variable not set
+        raise SpecError(f"'{err.full_key}' could not be resolved: {str(err).splitlines()[0]}. A value with ${{...}} "
+                        f"is an OmegaConf interpolation; fix it, or give the value itself.") from None
+    return spec_from_dict(tree)
+
+
+def _parse_overrides(items: Sequence[str]):
+    """The `key=value` overrides as an OmegaConf tree; SpecError naming the override whose value is no YAML (an
+    unclosed bracket or quote, a stray '@' or '%'), found by parsing them one by one only where parsing all
+    fails."""
+    import yaml
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        return OmegaConf.from_dotlist(list(items))
+    except (yaml.YAMLError, OmegaConfBaseException):
+        for item in items:
+            try:
+                OmegaConf.from_dotlist([item])
+            except (yaml.YAMLError, OmegaConfBaseException) as err:
+                problem = str(err).splitlines()[0]
+                raise SpecError(f"Override '{item}': its value cannot be parsed ({problem}). Close its brackets "
+                                f"and quotes (e.g. data.jitter=[128,160]), or quote a string that holds them "
+                                f"(key='[x').") from None
+        raise

@@ -104,7 +104,7 @@ def _complete_record_of(spec: RunSpec, paths: list[Path], names: bool) -> Path |
     for path in paths:
         try:
             record = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8 (a file of another tool)
             continue
         if isinstance(record, dict) and record.get("status") == "complete" and isinstance(record.get("spec"), dict) \
                 and _hashed_settings(record["spec"], names=names, portable=True) == want:

@@ -35,6 +35,7 @@ import csv
 import io
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -406,9 +407,12 @@ def _parse_actions(text: str, num_classes: int) -> tuple[Action, ...]:
         if label >= num_classes:
             raise ValueError(f"class {cls} is out of range [c000, c{num_classes - 1:03d}]")
         try:
-            actions.append(Action(label, float(start), float(end)))
+            times = float(start), float(end)
         except ValueError:
             raise ValueError(f"action {item!r} has non-numeric times") from None
+        if not all(math.isfinite(t) for t in times):  # nan or inf: an action no clip window would ever overlap
+            raise ValueError(f"action {item!r} has times that are not finite numbers")
+        actions.append(Action(label, *times))
     return tuple(actions)
 
 

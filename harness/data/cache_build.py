@@ -198,7 +198,7 @@ def build_frame_cache(root: str | Path, out_dir: str | Path, *, name: str = "syn
             marker = json.loads((staging / f"chunk-{k:05d}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if marker.get("keys") == [key for key, _ in chunk]:
+        if isinstance(marker, dict) and marker.get("keys") == [key for key, _ in chunk]:
             markers[k] = marker
     resumed = len(markers)
     todo = [(str(staging), k, chunk, short_side) for k, chunk in enumerate(chunks) if k not in markers]
@@ -248,7 +248,11 @@ def _current(out: Path, settings: dict[str, Any]) -> bool:
         index = json.loads((out / INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return index.get("build") == settings and all((out / s["file"]).is_file() for s in index.get("shards", []))
+    if not (isinstance(index, dict) and all(isinstance(index.get(key), dict) for key in ("videos", "bad"))
+            and isinstance(index.get("shards", []), list)):
+        return False  # damaged or edited: built again
+    return index.get("build") == settings and all(isinstance(s, dict) and (out / str(s.get("file"))).is_file()
+                                                  for s in index.get("shards", []))
 
 
 def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: Sequence[str],
@@ -276,7 +280,11 @@ def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: S
             same = False
         if not same:  # another dataset or other settings: nothing there can be reused
             shutil.rmtree(staging)
-    staging.mkdir(parents=True, exist_ok=True)
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # e.g. --out below a file
+        raise SpecError(f"--out {out} cannot be created ({err.strerror or err}); choose a folder you can create "
+                        f"and write.") from None
     _atomic_write(staging / "build.json", json.dumps(settings).encode())
     return videos, counts, chunks, staging, settings
 

@@ -108,7 +108,8 @@ class FrameCache:
                             f"data.cache.") from None
         except (OSError, ValueError) as err:
             raise SpecError(f"'data.cache={folder}': cannot read {INDEX} ({err}); {REBUILD_HINT}.") from None
-        if index.get("format") != CACHE_FORMAT or index.get("version") != CACHE_VERSION:
+        if not isinstance(index, dict) or index.get("format") != CACHE_FORMAT or index.get("version") != CACHE_VERSION \
+                or not all(isinstance(index.get(key), dict) for key in ("videos", "bad")):
             raise SpecError(f"'data.cache={folder}' is not a version-{CACHE_VERSION} frame cache; {REBUILD_HINT}.")
         self.index = index
         self.videos: dict[str, dict[str, Any]] = index["videos"]

@@ -83,9 +83,10 @@ def _require_frame_times(root: str | Path | None, decoder: str) -> None:
     if decoder != "torchcodec" or root is None:
         return
     try:
-        settings = json.loads((Path(root) / "prepare.json").read_text(encoding="utf-8")).get("settings") or {}
+        record = json.loads((Path(root) / "prepare.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
+    settings = record.get("settings") if isinstance(record, dict) else None  # another tool's file: no copy's
     step = settings.get("frame_step", 1) if isinstance(settings, dict) else 1
     if step != 1:
         raise SpecError(f"data.root={root} is a copy keeping every {step}th frame (harness data prepare "

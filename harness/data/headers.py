@@ -70,6 +70,8 @@ def load_headers(root: str | Path, paths: Iterable[Path]) -> KnownHeaders | None
     root = Path(root)
     try:
         data = json.loads((root / HEADERS).read_text(encoding="utf-8"))
+        if not isinstance(data.get("fields"), list) or not isinstance(data.get("videos"), dict):
+            return None  # not the object write_headers writes (edited, or another tool's file)
         columns = [data["fields"].index(f) for f in FIELDS]
         videos = data["videos"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -83,6 +85,8 @@ def load_headers(root: str | Path, paths: Iterable[Path]) -> KnownHeaders | None
             try:
                 values[i] = [float(entry[c]) for c in columns]
             except (TypeError, ValueError):
+                continue
+            if not np.isfinite(values[i]).all():  # JSON's NaN or Infinity: no geometry
                 continue
             known[i] = True
     return KnownHeaders(paths, values, known)

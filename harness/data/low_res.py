@@ -53,8 +53,10 @@ def open_low_res_copies(folders: tuple[str, ...] | list[str], root: str | Path) 
         try:
             record = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("settings") or {}, dict):
             raise SpecError(f"data.low_res_copies: {path} holds no readable prepare.json; make the copy with "
-                            f"harness data prepare data.root={root} --short-side N --out {path}.") from None
+                            f"harness data prepare data.root={root} --short-side N --out {path}.")
         short = (record.get("settings") or {}).get("short_side")
         if not isinstance(short, int) or short < 2:
             raise SpecError(f"data.low_res_copies: {path} was prepared without --short-side, so its frames are no "

@@ -30,6 +30,7 @@ from harness.data.transforms import random_stride, resize_crop, train_clip_times
 from harness.provenance import provenance_of
 from harness.schedule import Plan
 from harness.schedule.trained import planned_loader_shapes
+from harness.spec import SpecError
 
 
 def _requests(shape: dict[str, Any], n: int, size: int, seed: int) -> list[ClipRequest]:
@@ -244,14 +245,18 @@ def loader_paths(rows: list[dict[str, Any]], storage_ratio: dict[str, float | No
     return paths
 
 
-def consumer_rates(profile: dict[str, Any]) -> dict[tuple[int, int], float]:
+def consumer_rates(profile: dict[str, Any], source: str = "the consumer record") -> dict[tuple[int, int], float]:
     """Clips/s the trainer consumes per (t, s), from a `harness profile` record's timed shapes (per-GPU batch /
-    step time; the fastest layout where a shape comes with several BN layouts)."""
+    step time; the fastest layout where a shape comes with several BN layouts). SpecError naming `source` where a
+    shape lacks its integer t, s and batch (a record edited by hand or of another tool)."""
     rates: dict[tuple[int, int], float] = {}
     for row in profile.get("shapes", []):
+        if not isinstance(row, dict) or not all(type(row.get(k)) is int for k in ("t", "s", "batch")):
+            raise SpecError(f"{source} is not a `harness profile --out` record: the shape {json.dumps(row)[:80]} "
+                            f"has no integer 't', 's' and 'batch'. Give the file `harness profile --out` wrote.")
         ms = row.get("median_ms")
         if isinstance(ms, (int, float)) and ms > 0:
-            key = (int(row["t"]), int(row["s"]))
+            key = (row["t"], row["s"])
             rates[key] = max(rates.get(key, 0.0), row["batch"] * 1e3 / ms)
     return rates
 
@@ -342,6 +347,8 @@ def synthetic_preset(root: str | Path | None) -> str | None:
     try:
         made = json.loads((Path(root) / "synth.json").read_text(encoding="utf-8"))
     except (TypeError, OSError, ValueError):
+        return None
+    if not isinstance(made, dict):  # another tool's synth.json
         return None
     return next((name for name, cfg in PRESETS.items()
                  if list(cfg.size) == made.get("size") and cfg.frames == made.get("frames")), None)

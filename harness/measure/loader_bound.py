@@ -50,6 +50,21 @@ def _positive(rate: object, where: str) -> float:
     return float(rate)
 
 
+def _shape_rows(rows: object, source: str) -> list[dict[str, Any]]:
+    """`rows` (a record's list of shapes), each an object with integer 't' and 's'; SpecError naming `source`
+    otherwise (a record edited by hand or of another tool, which would end in a traceback)."""
+    if not isinstance(rows, list):
+        raise SpecError(f"{source} is not a `harness data bench` record: its 'shapes' is no list. Give the file "
+                        f"that `harness data bench --out` wrote, or a rate in clips/s.")
+    for r in rows:
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool)
+                                              for k in ("t", "s")):
+            raise SpecError(f"{source} is not a `harness data bench` record: the shape {json.dumps(r)[:80]} has no "
+                            f"integer 't' and 's'. Give the file that `harness data bench --out` wrote, or a rate "
+                            f"in clips/s.")
+    return rows
+
+
 def rates_from_bench(record: dict[str, Any], source: str, path: str | None = None) -> LoaderRates:
     """The loader rates of a `harness data bench` record.
 
@@ -59,27 +74,28 @@ def rates_from_bench(record: dict[str, Any], source: str, path: str | None = Non
     if not isinstance(record, dict) or not isinstance(record.get("paths", record.get("shapes")), list):
         raise SpecError(f"{source} is not a `harness data bench` record (no 'paths' or 'shapes' list).")
     if "paths" in record:
-        paths = {p.get("name"): p for p in record["paths"] if isinstance(p, dict)}
+        paths = {p["name"]: p for p in record["paths"] if isinstance(p, dict) and isinstance(p.get("name"), str)}
         name = path or next(iter(paths), None)
         if name not in paths:
             raise SpecError(f"{source} has no loader path {name!r}; it has {', '.join(map(str, paths)) or 'none'}. "
                             f"Name one as FILE:PATH.")
-        rows = [(r["t"], r["s"], r.get("clips_per_s")) for r in paths[name].get("shapes", [])]
         label = f"{source}:{name}"
+        rows = [(r["t"], r["s"], r.get("clips_per_s")) for r in _shape_rows(paths[name].get("shapes", []), label)]
     else:
         column = {None: "loader_clips_per_s", "cache": "cache_loader_clips_per_s"}.get(path)
         if column is None:
             raise SpecError(f"{source} measured one loader (and maybe its frame cache): use {source} or "
                             f"{source}:cache, not :{path}.")
+        label = source if path is None else f"{source}:{path}"
         rows = []
-        for r in record["shapes"]:
+        for r in _shape_rows(record["shapes"], source):
             by_workers = r.get(column)
             if not isinstance(by_workers, dict) or not by_workers:
                 raise SpecError(f"{source} has no '{column}' at t={r.get('t')}, s={r.get('s')}"
                                 + (": it was measured without a frame cache." if path == "cache" else "."))
-            rows.append((r["t"], r["s"], max(by_workers.values())))
-        label = source if path is None else f"{source}:{path}"
-    return LoaderRates(label, {(int(t), int(s)): _positive(rate, f"{label} at t={t}, s={s}") for t, s, rate in rows})
+            where = f"{label} at t={r['t']}, s={r['s']}"
+            rows.append((r["t"], r["s"], max(_positive(rate, where) for rate in by_workers.values())))
+    return LoaderRates(label, {(t, s): _positive(rate, f"{label} at t={t}, s={s}") for t, s, rate in rows})
 
 
 def load_rates(text: str) -> LoaderRates:

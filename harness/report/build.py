@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -597,12 +598,17 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         raise FewerRecords(f"{folder / 'index.html'} was built from {before} run records, but "
                            f"{results_dir / suite} holds {len(records)}: refusing to replace it with a report of "
                            f"fewer records.")
-    profiles = _suite_profiles(results_dir, suite)
+    others: list[str] = []  # the other records' problems, named relative to results_dir
+    profiles = _suite_profiles(results_dir, suite, others)
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
-    scaling = [json.loads(p.read_text()) for p in sorted((results_dir / "scaling" / suite).glob("*/*.json"))]
-    throughput = [json.loads(p.read_text()) for p in sorted((results_dir / "throughput").glob("*.json"))]
-    html, tables = build_report(suite_def, records, load_paper_rows(), scale, problems, profiles, scaling, throughput,
-                                gpus)
+    scaling = _readable(sorted((results_dir / "scaling" / suite).glob("*/*.json")), results_dir, _read_scaling,
+                        others)
+    throughput = _readable(sorted((results_dir / "throughput").glob("*.json")), results_dir, _read_throughput,
+                           others)
+    for problem in [*(f"{suite}/{p}" for p in problems), *others]:  # files left out, as the report's notes say
+        print(f"harness report: {results_dir}/{problem}", file=sys.stderr)
+    html, tables = build_report(suite_def, records, load_paper_rows(), scale, [*problems, *others], profiles, scaling,
+                                throughput, gpus)
     _write(folder / "tables.csv", tables_csv(tables))
     _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
     # "records": how many run records this report was built from, which the next write_report compares against.
@@ -614,9 +620,67 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     return path
 
 
-def _suite_profiles(results_dir: Path, suite: str) -> list[dict]:
-    """results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card)."""
-    return [json.loads(p.read_text()) for p in sorted((results_dir / "profile").glob(f"*/{suite}.json"))]
+def _suite_profiles(results_dir: Path, suite: str, notes: list[str] | None = None) -> list[dict]:
+    """results/profile/<folder>/<suite>.json: `harness profile --suite` records (one per step mode or card); with
+    `notes`, those a report's tables can read (else those the index's predicted speedups can)."""
+    return _readable(sorted((results_dir / "profile").glob(f"*/{suite}.json")), results_dir,
+                     _read_speedups if notes is None else _read_profile, [] if notes is None else notes)
+
+
+def _read_speedups(profile: Mapping[str, Any]) -> None:
+    for run in profile.get("runs", []):  # the verdict and the overview read each as a number
+        str(run["variant"]), float(run["predicted_speedup"] or 0)
+
+
+def _read_profile(profile: Mapping[str, Any]) -> None:
+    profile_table(profile), sub_batch_bn_table([profile]), _read_speedups(profile)
+
+
+def _read_scaling(record: Mapping[str, Any]) -> None:
+    int(record["world_size"])
+    # A table sets 1 GPU beside N: the record beside itself reads every field of its shapes.
+    scaling_tables([{**record, "world_size": 1}, {**record, "world_size": 2}])
+
+
+def _read_throughput(record: Mapping[str, Any]) -> None:
+    recipes = {r.get("recipe") for r in record.get("rows", []) if isinstance(r, dict)}
+    throughput_table([record], recipes), step_kernels_table([record], recipes)
+
+
+def _readable(paths: Iterable[Path], root: Path, read: Callable[[Mapping[str, Any]], None],
+              notes: list[str]) -> list[dict]:
+    """The JSON objects in `paths` (`harness profile`, `scaling` or `throughput` records) that `read`, the report's
+    reading of one record, takes; each other file left out with a note naming it (relative to `root`). One edited
+    by hand or written by another tool would otherwise end the report, and reports/index.html, which reads every
+    suite's profiles, in a traceback."""
+    records = []
+    for path in paths:
+        try:
+            record = json.loads(path.read_text())
+            if not isinstance(record, dict):
+                raise TypeError(f"a JSON {type(record).__name__}, not an object")
+            read(record)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, ZeroDivisionError) as err:
+            notes.append(f"{path.relative_to(root)}: not a record the report can read ({type(err).__name__}: "
+                         f"{str(err)[:120]}), left out")
+            continue
+        records.append(record)
+    return records
+
+
+def _summary(path: Path) -> dict | None:
+    """A report's summary.json, or None where there is none, or none write_report wrote (unreadable, edited): the
+    index then lists that suite as one without a report, from its definition and profiles."""
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict):
+        return None
+    overview = summary.get("overview")
+    if overview is not None and not (isinstance(overview, list) and all(isinstance(r, dict) for r in overview)):
+        return None
+    return summary
 
 
 def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
@@ -625,8 +689,7 @@ def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
     results_dir = Path(results_dir) if results_dir else default_results_dir()
     summaries, overview = [], []
     for name in suite_names():
-        summary_path = Path(out_dir) / name / "summary.json"
-        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+        summary = _summary(Path(out_dir) / name / "summary.json")
         if summary is not None:
             summaries.append({**summary, "href": f"{name}/index.html"})
         else:

@@ -31,9 +31,13 @@ def list_checkpoints(folder: Path) -> list[Path]:
 
 
 def save_checkpoint(folder: Path, iteration: int, payload: dict[str, Any], keep: int) -> Path:
-    """Write `payload` as the checkpoint of `iteration` and delete all but the newest `keep`."""
+    """Write `payload` as the checkpoint of `iteration` and delete all but the newest `keep` up to it.
+
+    Checkpoints of later iterations are left alone: one there is a damaged file that a resumed run fell back
+    from (load_newest), and counting it among the newest would delete the good checkpoints, this one too."""
     path = write_atomic(checkpoint_path(folder, iteration), lambda tmp: torch.save(payload, tmp))
-    for old in list_checkpoints(folder)[:-keep]:
+    older = [p for p in list_checkpoints(folder) if int(NAME.match(p.name)[1]) < iteration]
+    for old in older[:max(0, len(older) - (keep - 1))]:
         old.unlink(missing_ok=True)
     return path
 

@@ -58,6 +58,23 @@ def test_damaged_newest_checkpoints_fall_back_to_an_older_one(tmp_path, caplog):
     assert "falling back" in messages
 
 
+def test_a_run_resumed_past_a_damaged_checkpoint_keeps_the_checkpoints_it_writes(tmp_path):
+    """The damaged newest checkpoint a run fell back from is no newer checkpoint: counting it among the newest
+    `keep` deleted every good one, the one just written too, so a second interruption lost the whole run."""
+    for it in (4, 8, 12):
+        ckpt.save_checkpoint(tmp_path, it, _payload(), keep=3)
+    damaged = ckpt.checkpoint_path(tmp_path, 12)
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    assert ckpt.load_newest(tmp_path)[0] == ckpt.checkpoint_path(tmp_path, 8)
+    ckpt.save_checkpoint(tmp_path, 9, _payload(), keep=1)  # resumed at 8, checkpointing every iteration
+    ckpt.save_checkpoint(tmp_path, 10, _payload(), keep=1)
+    assert [p.name for p in ckpt.list_checkpoints(tmp_path)] == ["checkpoint_000000010.pt", damaged.name]
+    assert ckpt.load_newest(tmp_path)[0] == ckpt.checkpoint_path(tmp_path, 10)  # interrupted again: resumes here
+    ckpt.save_checkpoint(tmp_path, 12, _payload(), keep=1)  # reaching the damaged one's iteration replaces it
+    assert [p.name for p in ckpt.list_checkpoints(tmp_path)] == [damaged.name]
+    assert ckpt.load_newest(tmp_path)[1]["iteration"] == 7
+
+
 def test_no_loadable_checkpoint_is_a_clear_error_and_none_is_none(tmp_path):
     assert ckpt.load_newest(tmp_path / "missing") is None
     ckpt.checkpoint_path(tmp_path, 3).write_bytes(b"")

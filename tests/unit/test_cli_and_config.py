@@ -45,6 +45,9 @@ def test_plan_table_and_baseline_via_module():
     ("multigrid.epoch_factor=0", "'multigrid.epoch_factor' must be > 0"),
     ("recipe=k400_i3d", "Did you mean 'k400_i3d_r50'"),
     ("nonsense", "not of the form key=value"),
+    ("solver.steps=[0,2", "Override 'solver.steps=[0,2': its value cannot be parsed"),
+    ("data.name='kinetics", "Override 'data.name='kinetics': its value cannot be parsed"),
+    ("solver.base_lr=${nope}", "'solver.base_lr' could not be resolved: Interpolation key 'nope' not found"),
 ])
 def test_plan_bad_input_exits_2_with_message(override, message):
     out = run("harness", "plan", override)

@@ -103,6 +103,25 @@ def test_rates_from_a_data_bench_record(tmp_path):
         load_rates("-3")
 
 
+@pytest.mark.parametrize("record, message", [
+    ({"paths": [{"name": "pyav", "shapes": [{"t": "8", "s": 32, "clips_per_s": 5.0}]}]},
+     r"p.json:pyav is not a `harness data bench` record: the shape .* no integer 't' and 's'"),
+    ({"paths": [{"name": "pyav", "shapes": [3]}]}, "the shape 3 has no integer"),
+    ({"paths": [{"name": "pyav", "shapes": "x"}]}, "its 'shapes' is no list"),
+    ({"paths": [{"name": ["pyav"], "shapes": []}]}, "has no loader path"),
+    ({"shapes": [{"s": 32, "loader_clips_per_s": {"2": 5.0}}]}, "the shape .* no integer 't' and 's'"),
+    ({"shapes": [{"t": 8, "s": 32, "loader_clips_per_s": {"0": "x", "2": 5.0}}]}, "positive number.*'x'"),
+])
+def test_a_bench_record_of_another_shape_is_a_clear_error(tmp_path, record, message):
+    """A record edited by hand or of another tool: an error naming the file, not a traceback."""
+    with pytest.raises(SpecError, match=message):
+        rates_from_bench(record, "p.json")
+    file = tmp_path / "p.json"
+    file.write_text(json.dumps(record))
+    with pytest.raises(SpecError, match=message.replace("p.json", f"{file}")):
+        load_rates(str(file))
+
+
 def _profile_cli(tmp_path, data):
     overrides = [f"{k}={json.dumps(v).replace(' ', '') if isinstance(v, list) else v}" for k, v in TINY.items()]
     out = tmp_path / "profile.json"

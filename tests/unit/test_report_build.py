@@ -296,6 +296,48 @@ def test_data_wait_figure_is_the_same_bytes_every_time_and_leaves_numpys_rng_alo
     assert np.random.rand() == expected_next
 
 
+def _with(record: dict, section: str, **values) -> dict:
+    return {**record, section: {**record[section], **values}}
+
+
+def test_files_that_are_no_records_the_report_reads_are_left_out_with_a_note(tmp_path, capsys):
+    """Run records edited by hand or of another tool (the wrong-typed ones newest, so that they would be chosen),
+    profile, scaling and throughput records likewise, another report's damaged summary.json: each is named and
+    left out, and the report is built from the good records, instead of ending in a traceback."""
+    results, out = _results(tmp_path), tmp_path / "reports"
+    scale = results / "smoke" / "smoke"
+    newest = {"date": "2027-01-01T00:00:00+00:00"}
+    bad = {"measured_str.json": json.dumps({**make_record("multigrid", **newest), "measured": "abc"}),
+           "final_null.json": json.dumps({**make_record("multigrid", **newest), "final": None}),
+           "train_s_str.json": json.dumps(_with(make_record("multigrid", **newest), "measured", train_s="x")),
+           "seed_str.json": json.dumps(make_record("multigrid", spec={**tiny_spec(), "seed": "x"}, **newest)),
+           "list.json": "[1, 2]", "another_tool.json": json.dumps({"variant": "x", "measured": {}, "tool": "y"})}
+    for name, text in bad.items():
+        (scale / name).write_text(text)
+    (scale / "latin1.json").write_bytes(b'{"variant": "caf\xe9"}')
+    for rel, text in {"profile/paper/smoke.json": '{"runs": "x"}', "throughput/t.json": "[1]",
+                      "scaling/smoke/smoke/gpus2.json": '{"scale": "smoke", "shapes": [1]}'}.items():
+        (results / rel).parent.mkdir(parents=True, exist_ok=True)
+        (results / rel).write_text(text)
+    (out / "kinetics_main").mkdir(parents=True)
+    (out / "kinetics_main" / "summary.json").write_text('{"suite": "kinetics_main", "overview": "x"')
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_report.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["report", "--suite", "smoke", "--results", str(results), "--out", str(out)])
+    assert args.func(args) == 0
+    err = capsys.readouterr().err
+    for name in [*bad, "latin1.json"]:
+        assert f"{scale / name}: " in err
+    assert "'measured' is a string, not an object" in err and "'final' is null" in err
+    assert "'measured.train_s' is a string" in err and "'spec.seed' is a string, not an integer" in err
+    assert "latin1.json: unreadable" in err and "list.json: not a run record (a list" in err
+    for rel in ("profile/paper/smoke.json", "throughput/t.json", "scaling/smoke/smoke/gpus2.json"):
+        assert f"{results / rel}: not a record the report can read" in err
+    html = (out / "smoke" / "index.html").read_text()
+    assert "measured_str.json: not a run record" in html and "3.00×" in html  # from the good records
+    assert (out / "index.html").is_file()
+
+
 def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     """reports/overview.md (and the index): one row per paper row in the paper's order; a suite with a report
     gives its measured speedup and accuracy difference, one without gives the profile's predicted speedup; a row

@@ -186,8 +186,11 @@ def test_the_same_run_under_another_suite_is_reused_not_retrained(tmp_path):
     source = record_path(source_spec, tmp_path)
     source.parent.mkdir(parents=True)
     source.write_text(json.dumps(record))
+    (source.parent / "baseline_1.0x__another_tool.json").write_bytes(b"\xff\xfe[]")  # not UTF-8: passed over
+    (source.parent / "baseline_1.0x__list.json").write_text("[1]")
     table_spec = spec_of("table", "baseline")
     assert same_run_elsewhere(table_spec, tmp_path) == source
+    assert recorded(spec_of("figure", "baseline_1.0x", seed=1), tmp_path) is None
     assert same_run_elsewhere(spec_of("table", "baseline", seed=1), tmp_path) is None  # another seed: another run
     written = reuse_record(source, table_spec, tmp_path)
     copy = json.loads(Path(written).read_text())
