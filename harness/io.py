@@ -39,6 +39,16 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text))
 
 
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` (UTF-8). OSError where it cannot be read; ValueError where it is no JSON, no UTF-8
+    or JSON of another kind than an object (an edited file, or one another tool wrote under the same name)."""
+    value = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(value, dict):
+        kind = {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+        raise ValueError(f"a JSON {kind}, not an object")
+    return value
+
+
 def require_writable_dir(path: Path, key: str) -> Path:
     """Create folder `path` and test-write a file in it, so that an unwritable folder fails before any work;
     SpecError naming `key` and the folder otherwise."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -38,6 +37,7 @@ from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
+from harness.io import read_json_object
 from harness.spec import RunSpec, SpecError
 
 log = logging.getLogger("harness.data")
@@ -83,10 +83,9 @@ def _require_frame_times(root: str | Path | None, decoder: str) -> None:
     if decoder != "torchcodec" or root is None:
         return
     try:
-        record = json.loads((Path(root) / "prepare.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        settings = read_json_object(Path(root) / "prepare.json").get("settings")
+    except (OSError, ValueError):  # none, or another tool's file: no prepared copy's
         return
-    settings = record.get("settings") if isinstance(record, dict) else None  # another tool's file: no copy's
     step = settings.get("frame_step", 1) if isinstance(settings, dict) else 1
     if step != 1:
         raise SpecError(f"data.root={root} is a copy keeping every {step}th frame (harness data prepare "

@@ -22,13 +22,13 @@ are not multiples of K) go to the next copy that serves them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.data.clip_plan import nearest_frame_indices
 from harness.data.transforms import CropBox
+from harness.io import read_json_object
 from harness.spec import SpecError
 
 
@@ -51,13 +51,14 @@ def open_low_res_copies(folders: tuple[str, ...] | list[str], root: str | Path) 
         path = Path(folder).expanduser()
         manifest = path / "prepare.json"
         try:
-            record = json.loads(manifest.read_text(encoding="utf-8"))
+            record = read_json_object(manifest)
+            settings = record.get("settings") or {}
         except (OSError, ValueError):
-            record = None
-        if not isinstance(record, dict) or not isinstance(record.get("settings") or {}, dict):
+            record, settings = {}, None
+        if not isinstance(settings, dict):
             raise SpecError(f"data.low_res_copies: {path} holds no readable prepare.json; make the copy with "
                             f"harness data prepare data.root={root} --short-side N --out {path}.")
-        short = (record.get("settings") or {}).get("short_side")
+        short = settings.get("short_side")
         if not isinstance(short, int) or short < 2:
             raise SpecError(f"data.low_res_copies: {path} was prepared without --short-side, so its frames are no "
                             f"smaller than data.root's; prepare it again with --short-side N (e.g. 160).")
@@ -66,7 +67,7 @@ def open_low_res_copies(folders: tuple[str, ...] | list[str], root: str | Path) 
                             f"command again, it resumes.")
         if path.resolve() == Path(root).expanduser().resolve():
             raise SpecError(f"data.low_res_copies: {path} is data.root itself; list only the smaller copies.")
-        step = (record.get("settings") or {}).get("frame_step") or 1
+        step = settings.get("frame_step") or 1
         copies.append(LowResCopy(path, short, int(step)))
     copies.sort(key=lambda c: (c.short_side, -c.frame_step))
     kinds = [(c.short_side, c.frame_step) for c in copies]

@@ -43,7 +43,7 @@ from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.decode import _rotation_steps, frame_step_tag, to_rgb
 from harness.data.headers import read_header, write_headers
-from harness.io import require_writable_dir
+from harness.io import read_json_object, require_writable_dir
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 
@@ -177,14 +177,11 @@ def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:
     manifest = out / MANIFEST
     if manifest.is_file():
         try:
-            old = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:  # ValueError: not JSON, or not UTF-8
-            old = err
-        if not isinstance(old, dict):  # the copy's settings are unknown: neither resume it nor write over it
-            why = old if isinstance(old, Exception) else "not a `harness data prepare` record"
-            raise SpecError(f"--out {out} holds a {MANIFEST} that cannot be read ({why}), so the settings of the "
-                            f"copy there are unknown; use another folder, or delete {out} to prepare it anew.")
-        old = old.get("settings")
+            old = read_json_object(manifest).get("settings")
+        except (OSError, ValueError) as err:  # the copy's settings are unknown: neither resume it nor write over it
+            raise SpecError(f"--out {out} holds a {MANIFEST} that cannot be read ({err}), so the settings of the "
+                            f"copy there are unknown; use another folder, or delete {out} to prepare it "
+                            f"anew.") from None
         if isinstance(old, dict):  # copies made before frame_step and tune existed: every frame, x264's defaults
             old = {"frame_step": 1, "tune": None, **old}
         if old != settings:

@@ -64,7 +64,7 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.data.annotations import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
-from harness.io import require_writable_dir
+from harness.io import read_json_object, require_writable_dir
 from harness.spec import SpecError, did_you_mean
 
 SHAPES = ("square", "disc", "triangle", "cross", "diamond", "ring")
@@ -581,13 +581,10 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
     manifest = out / "synth.json"
     if manifest.exists():
         try:
-            old = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:  # ValueError: not JSON, or not UTF-8
-            old = err
-        if not isinstance(old, dict):  # the videos' settings are unknown: neither reuse them nor write over them
-            why = old if isinstance(old, Exception) else "not the settings `harness data synth` writes"
-            raise SpecError(f"{manifest} cannot be read ({why}), so the settings of the dataset in {out} are "
-                            f"unknown. Use another --out folder, or delete this one.")
+            old = read_json_object(manifest)
+        except (OSError, ValueError) as err:  # the videos' settings are unknown: neither reuse them nor write over them
+            raise SpecError(f"{manifest} cannot be read ({err}), so the settings of the dataset in {out} are "
+                            f"unknown. Use another --out folder, or delete this one.") from None
         if old != _settings(cfg):
             keys = set(_settings(cfg)) | set(old)
             diff = sorted(k for k in keys if old.get(k) != _settings(cfg).get(k))

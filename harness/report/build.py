@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from harness.io import write_text_atomic
+from harness.io import read_json_object, write_text_atomic
 from harness.provenance import provenance_of
 from harness.report import figures, verdict
 from harness.report.inputs import (
@@ -656,9 +656,7 @@ def _readable(paths: Iterable[Path], root: Path, read: Callable[[Mapping[str, An
     records = []
     for path in paths:
         try:
-            record = json.loads(path.read_text())
-            if not isinstance(record, dict):
-                raise TypeError(f"a JSON {type(record).__name__}, not an object")
+            record = read_json_object(path)
             read(record)
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, ZeroDivisionError) as err:
             notes.append(f"{path.relative_to(root)}: not a record the report can read ({type(err).__name__}: "
@@ -672,10 +670,8 @@ def _summary(path: Path) -> dict | None:
     """A report's summary.json, or None where there is none, or none write_report wrote (unreadable, edited): the
     index then lists that suite as one without a report, from its definition and profiles."""
     try:
-        summary = json.loads(path.read_text())
+        summary = read_json_object(path)
     except (OSError, ValueError):
-        return None
-    if not isinstance(summary, dict):
         return None
     overview = summary.get("overview")
     if overview is not None and not (isinstance(overview, list) and all(isinstance(r, dict) for r in overview)):

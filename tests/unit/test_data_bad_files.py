@@ -33,7 +33,7 @@ def _listed_dataset(root: Path) -> Path:
 
 @pytest.mark.parametrize("manifest, why", [
     ('{"settings": {"short_sid', "Unterminated string"),
-    ("[1, 2]", "not a `harness data prepare` record"),
+    ("[1, 2]", "a JSON list, not an object"),
     (b"\xff\xfe{}", "can't decode byte 0xff"),
 ])
 def test_prepare_refuses_an_out_folder_whose_prepare_json_cannot_be_read(tmp_path, manifest, why):
@@ -91,7 +91,7 @@ def test_charades_actions_at_times_that_are_no_numbers_are_named(tmp_path, times
         read_charades(csv, tmp_path)
 
 
-@pytest.mark.parametrize("manifest, why", [('{"classes": 4', "Expecting"), ("[1]", "not the settings")])
+@pytest.mark.parametrize("manifest, why", [('{"classes": 4', "Expecting"), ("[1]", "a JSON list, not an object")])
 def test_synth_refuses_a_folder_whose_synth_json_cannot_be_read(tmp_path, manifest, why):
     (tmp_path / "synth.json").write_text(manifest)
     with pytest.raises(SpecError, match=f"synth.json cannot be read .*{why}.* Use another --out folder"):
