@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,18 @@ def read_json_object(path: Path) -> dict[str, Any]:
         kind = {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
         raise ValueError(f"a JSON {kind}, not an object")
     return value
+
+
+def aside_path(path: Path) -> Path:
+    """`path` with `-<UTC time>` appended to its name (then -2, -3, ... where taken): a free name under which to
+    keep what the harness must not use again (a damaged record, an earlier run's checkpoints) rather than delete it."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside, n = path.with_name(f"{path.name}-{stamp}"), 1
+    while aside.exists() or aside.is_symlink():
+        n += 1
+        aside = path.with_name(f"{path.name}-{stamp}-{n}")
+    return aside
 
 
 def require_writable_dir(path: Path, key: str) -> Path:

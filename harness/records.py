@@ -5,11 +5,14 @@ the order declared here, then `provenance` (made by `harness.provenance.provenan
 A kind's VERSION moves whenever its fields change, so that a reader can tell which fields a record may lack.
 Records written before a kind had a version carry no `record_version` and count as version 1 (run records
 always had one). Read a record's provenance with `harness.provenance.provenance_of`, whatever its version.
+The report and `reproduce` read run record files with `read_run_record`, which says why a file is none.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.provenance import provenance
@@ -178,3 +181,90 @@ class PrepareRecord(Record):
     storage_ratio: float | None
     annotation_files: list[str]
     seconds: float
+
+
+# What the fields of a run record (RunRecord) hold, as far as the report reads them: a type or a tuple of types;
+# {field: ...}, an object with those fields; [...], a list of such items. Any field may be absent (records of
+# older versions lack some); one of another type is a record edited by hand or written by another tool, which
+# would end the report in a traceback halfway through its tables.
+_NUM = (int, float)
+_NUM_OR_NULL = (int, float, type(None))
+_STR_OR_NULL = (str, type(None))
+_EVAL = {key: _NUM_OR_NULL for key in ("epoch", "iteration", "videos", "videos_scored", "top1", "top5", "map",
+                                       "train_top1", "train_top5", "train_map", "train_videos",
+                                       "train_videos_scored")}
+_PHASE = {"phase": int, "per_gpu_batches": [int], "bn_splits": int, "bn_sync": int,
+          **{key: _NUM for key in ("iterations", "clips", "data_wait_s", "compute_s", "wall_s", "clips_per_s",
+                                   "data_wait_share", "forward_gflops", "peak_memory_gib")}}
+_RUN_RECORD: dict[str, Any] = {
+    "run_id": str, "suite": _STR_OR_NULL, "recipe": _STR_OR_NULL, "variant": _STR_OR_NULL, "status": str,
+    "spec": {"scale": str, "seed": int, "suite": _STR_OR_NULL, "variant": _STR_OR_NULL, "recipe": _STR_OR_NULL,
+             **{key: dict for key in ("data", "model", "train", "solver", "multigrid", "baseline")}},
+    "plan": {"kind": str, "lr_steps": list, "lr_multipliers": list,
+             **{key: _NUM for key in ("max_epoch", "iterations", "baseline_iterations", "iteration_ratio",
+                                      "warmup_epochs")}},
+    "world_size": int, "precision": str, "channels_last": bool,
+    "clip_gflops": [{"t": int, "s": int, "gflops": _NUM}],
+    "measured": {"phases": [_PHASE], **{key: _NUM_OR_NULL for key in (
+        "iterations", "clips", "train_s", "data_wait_s", "compute_s", "data_wait_share", "eval_s", "forward_gflops",
+        "peak_memory_gib")}},
+    "shape_checks": int, "epoch_losses": [_NUM_OR_NULL], "evals": [_EVAL], "final": _EVAL,
+    "bad_videos": {"bad_videos": int, "failed_reads": int, "files": list, "by_reason": dict},
+    "step": {"mode": str, "setup_s": _NUM, "specialisations": int},
+    "outside_steps": {key: _NUM for key in ("setup_s", "checkpoint_s", "precise_bn_s", "total_s")},
+    "resumed_from_iteration": int, "same_run_as": str,
+    # harness.provenance.provenance_of: in a block, or at the top level in records before version 3
+    "provenance": {"versions": dict, "hardware": dict}, "versions": dict, "hardware": dict,
+}
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false",
+               _NUM: "a number", _NUM_OR_NULL: "a number or null", _STR_OR_NULL: "a string or null"}
+
+
+def _json_type(value: Any) -> str:
+    return "null" if value is None else {bool: "a boolean", dict: "an object", list: "a list", str: "a string",
+                                         int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _wrong_type(value: Any, want: Any, key: str) -> str | None:
+    """What is wrong with `value` at `key` against `want` (as _RUN_RECORD says), or None."""
+    if isinstance(want, dict):
+        if not isinstance(value, dict):
+            return f"'{key}' is {_json_type(value)}, not an object"
+        return next((p for field, inner in want.items() if field in value
+                     for p in [_wrong_type(value[field], inner, f"{key}.{field}")] if p), None)
+    if isinstance(want, list):
+        if not isinstance(value, list):
+            return f"'{key}' is {_json_type(value)}, not a list"
+        return next((p for i, item in enumerate(value) for p in [_wrong_type(item, want[0], f"{key}[{i}]")] if p),
+                    None)
+    kinds = want if isinstance(want, tuple) else (want,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # JSON's true is no number
+        return f"'{key}' is {_json_type(value)}, not {_TYPE_NAMES[want]}"
+    return None
+
+
+def run_record_problem(record: Any) -> str | None:
+    """Why `record` (parsed JSON) is no run record the report can read, or None where it is one."""
+    missing = [key for key in ("variant", "spec", "measured") if key not in record] if isinstance(record, dict) \
+        else None
+    if missing is None or missing:
+        lacks = f"no {', '.join(repr(k) for k in missing)}" if missing else f"{_json_type(record)}, not an object"
+        return f"not a run record ({lacks}; a file of another tool?)"
+    for key, want in _RUN_RECORD.items():
+        if key in record:
+            problem = _wrong_type(record[key], want, key)
+            if problem:
+                return f"not a run record the harness wrote: {problem} (edited by hand, or of another tool?)"
+    return None
+
+
+def read_run_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the run record in `path`, None), or (None, why it is none: unreadable, not JSON or not UTF-8, truncated,
+    another tool's file). The one test of a record file: the report leaves out what fails it, and `reproduce` does
+    not count a run as recorded by it, so the two always agree on which runs are done."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:  # ValueError: invalid JSON (a truncated write), or bytes that are not UTF-8
+        return None, f"unreadable ({err})"
+    problem = run_record_problem(record)  # JSON of another kind than an object included, named as such
+    return (None, problem) if problem else (record, None)

@@ -18,7 +18,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from harness.io import require_writable_dir
-from harness.results import recorded, results_root, reuse_record, run_id, same_run_elsewhere
+from harness.results import (
+    damaged_record,
+    recorded,
+    results_root,
+    reuse_record,
+    run_id,
+    same_run_elsewhere,
+    set_aside_damaged,
+)
 from harness.spec import RunSpec, SpecError
 from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
 
@@ -239,6 +247,14 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     results = results or results_root()
     todo, failed = [], 0
     for r in runs:
+        if r.spec is not None and (damaged := damaged_record(r.spec, results)) is not None:
+            # A record the report would leave out (a copy cut short, an edited file) does not make the run done:
+            # it runs again, and the file is kept aside rather than deleted or written over.
+            path, problem = damaged
+            kept = "left where it is (a dry run moves nothing)" if dry_run else \
+                f"kept as {set_aside_damaged(path).name}"
+            print(f"  {r.run.variant:<24} seed {r.spec.seed} warning: {path} is no run record the report can read "
+                  f"({problem}): not counted as recorded, {kept}", flush=True)
         if r.spec is None:
             print(f"  {r.run.variant:<24} not run: {r.skip_reason}")
         elif (found := recorded(r.spec, results)) is not None:

@@ -8,7 +8,8 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.io import write_json_atomic
+from harness.io import aside_path, write_json_atomic
+from harness.records import read_run_record
 from harness.spec import RunSpec, SpecError, spec_from_dict
 
 # Settings that change where or how a run executes, not what it computes.
@@ -102,11 +103,8 @@ def _complete_record_of(spec: RunSpec, paths: list[Path], names: bool) -> Path |
     compared by name (a record made on another machine counts)."""
     want = _hashed_settings(spec.to_dict(), names=names, portable=True)
     for path in paths:
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8 (a file of another tool)
-            continue
-        if isinstance(record, dict) and record.get("status") == "complete" and isinstance(record.get("spec"), dict) \
+        record, _ = read_run_record(path)  # one the report leaves out (damaged, another tool's) is no record of it
+        if record is not None and record.get("status") == "complete" \
                 and _hashed_settings(record["spec"], names=names, portable=True) == want:
             return path
     return None
@@ -114,11 +112,34 @@ def _complete_record_of(spec: RunSpec, paths: list[Path], names: bool) -> Path |
 
 def recorded(spec: RunSpec, root: Path | None = None) -> Path | None:
     """The record of the run `spec` describes in its suite's folder: at its own path, else one made where the
-    harness's data folder had another path (a GPU host's records in this checkout); None if there is none."""
+    harness's data folder had another path (a GPU host's records in this checkout); None if there is none. A file
+    the report cannot read (:func:`damaged_record`) records nothing: the run is to be run again."""
     path = record_path(spec, root)
-    if path.exists():
+    if read_run_record(path)[0] is not None:
         return path
     return _complete_record_of(spec, sorted(path.parent.glob(f"{spec.variant or 'run'}__*.json")), names=True)
+
+
+def damaged_record(spec: RunSpec, root: Path | None = None) -> tuple[Path, str] | None:
+    """(the file at the run's record path, why the report cannot read it) where one is there but is no run record
+    (truncated by a crash mid-copy, not JSON or UTF-8, another tool's); None where there is none or it is one."""
+    path = record_path(spec, root)
+    if not (path.exists() or path.is_symlink()):
+        return None
+    problem = read_run_record(path)[1]
+    return None if problem is None else (path, problem)
+
+
+def set_aside_damaged(path: Path) -> Path:
+    """Rename the damaged record `path` to a free `<name>.damaged-<time>` beside it, out of every reader's `*.json`,
+    and return that: the file is kept (nothing is lost) but no longer met. SpecError naming it where it cannot be."""
+    aside = aside_path(path.with_name(f"{path.name}.damaged"))
+    try:
+        os.rename(path, aside)
+    except OSError as err:
+        raise SpecError(f"{path} is no run record, and moving it aside to {aside.name} failed ({err.strerror or err}). "
+                        f"Move or delete it by hand, then start again.") from None
+    return aside
 
 
 def same_run_elsewhere(spec: RunSpec, root: Path | None = None) -> Path | None:

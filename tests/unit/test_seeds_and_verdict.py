@@ -158,6 +158,49 @@ def test_runs_take_free_gpu_slots_so_no_two_share_a_gpu(monkeypatch, tmp_path):
     assert failed == 0 and len(clash) == 8 and not any(clash)
 
 
+def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
+    """A record at a run's own path that the report leaves out (cut short by a crash, not UTF-8, another tool's
+    JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
+    --prepare-only do not call it recorded either (tools/device/converged_proxy.sh greps for that)."""
+    ran = []
+
+    def fake_run_one(run, out_root, gpus, results, port):
+        ran.append((run.run.variant, run.spec.seed))
+        path = record_path(run.spec, results)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**make_record(run.run.variant), "spec": run.spec.to_dict()}))
+        return run.run.variant, 0, 0.0
+
+    monkeypatch.setattr(rep, "_run_one", fake_run_one)
+    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    results = tmp_path / "res"
+
+    def go(**kw) -> str:
+        capsys.readouterr()
+        assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0, 1], **kw) == 0
+        return capsys.readouterr().out
+
+    go()
+    paths = sorted((results / "smoke" / "smoke").glob("*.json"))
+    assert len(ran) == len(paths) == 4
+    damage = dict(zip(paths, [paths[0].read_bytes()[:200], b"\xff\xfe{}", b"[1, 2]"]))  # the 4th stays whole
+    for path, data in damage.items():
+        path.write_bytes(data)
+    assert len(load_records(results / "smoke")[1]) == 3  # the report leaves each out
+    for out in (go(dry_run=True), go(prepare_only=True)):
+        assert out.count("recorded already") == 1
+        assert all(f"warning: {path} is no run record the report can read" in out for path in damage)
+    ran.clear()
+    out = go()
+    assert len(ran) == 3 and out.count("recorded already") == 1
+    assert load_records(results / "smoke")[1] == []  # the runs' new records, none left out
+    for path, data in damage.items():  # kept beside, byte for byte
+        (aside,) = path.parent.glob(f"{path.name}.damaged-*")
+        assert aside.read_bytes() == data
+    assert go().count("recorded already") == 4
+
+
 def test_gpu_indices_go_through_cuda_visible_devices(monkeypatch, tmp_path):
     seen = {}
 
