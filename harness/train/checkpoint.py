@@ -1,10 +1,12 @@
 """Checkpoints written atomically (temp file + rename), the last N kept, the newest loadable one found for
-`resume=true`. A checkpoint holds only tensors and plain data (no pickled objects), so it loads with
-`torch.load(weights_only=True)`: a checkpoint from an untrusted folder cannot run code."""
+`resume=true`, an earlier run's moved aside when a run starts afresh in its folder. A checkpoint holds only tensors
+and plain data (no pickled objects), so it loads with `torch.load(weights_only=True)`: a checkpoint from an
+untrusted folder cannot run code."""
 
 from __future__ import annotations
 
 import logging
+import os
 import random
 import re
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.io import write_atomic
+from harness.io import aside_path, write_atomic
 from harness.spec import SpecError
 
 NAME = re.compile(r"^checkpoint_(\d{9})\.pt$")
@@ -40,6 +42,23 @@ def save_checkpoint(folder: Path, iteration: int, payload: dict[str, Any], keep:
     for old in older[:max(0, len(older) - (keep - 1))]:
         old.unlink(missing_ok=True)
     return path
+
+
+def supersede_earlier_run(out: Path) -> Path | None:
+    """Move the checkpoints and record.json an earlier run left in output folder `out` into a new
+    `out/superseded/run-<UTC time>/` and return that folder; None where there are no checkpoints.
+
+    For a run that starts afresh (resume=false): left in place, the earlier run's checkpoints would sit among this
+    run's, and a later resume=true would take the newest of all, which may be the earlier run's (its later epochs),
+    and never prune them. Moved, not deleted: nothing of the earlier run is lost."""
+    if not list_checkpoints(out / "checkpoints"):
+        return None
+    aside = aside_path(out / "superseded" / "run")
+    aside.mkdir(parents=True)
+    for name in ("checkpoints", "record.json"):  # renames on one file system: each whole or not at all
+        if (out / name).exists():
+            os.replace(out / name, aside / name)
+    return aside
 
 
 def latest_checkpoint(folder: Path) -> Path | None:
@@ -78,8 +97,8 @@ def load_newest(folder: Path, log: logging.Logger | None = None) -> tuple[Path, 
             log.warning("falling back to the older checkpoint %s (%d newer one(s) damaged)", path, len(skipped))
         return path, payload
     if skipped:
-        raise SpecError(f"No checkpoint in {folder} can be loaded: {'; '.join(skipped)}. Delete the damaged "
-                        f"files and start again with resume=false (or use a new output_dir).")
+        raise SpecError(f"No checkpoint in {folder} can be loaded: {'; '.join(skipped)}. Start again with "
+                        f"resume=false, which moves them into superseded/ (or use a new output_dir).")
     return None
 
 

@@ -111,7 +111,8 @@ def _restore(path: Path, payload: dict[str, Any], model: nn.Module, optimizer: t
     """Load `payload` (checkpoint `path`, loaded by ckpt.load_newest) into the model, optimizer and RNGs."""
     if payload["run_id"] != run_id(spec):
         raise SpecError(f"{path} belongs to another run (id {payload['run_id']}, this one {run_id(spec)}): the "
-                        f"settings changed. Use a new output_dir or resume=false.")
+                        f"settings changed. Use a new output_dir, or resume=false to start afresh (the earlier "
+                        f"run's checkpoints are then moved into superseded/).")
     model.load_state_dict(payload["model"])
     optimizer.load_state_dict(payload["optimizer"])
     ckpt.set_rng_state(payload["rng"])
@@ -187,6 +188,10 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     bad = BadVideoLog(log)
     state = TrainState()
     found = ckpt.load_newest(out / "checkpoints", log if info.is_main else None) if spec.resume else None
+    if not spec.resume and info.is_main and (aside := ckpt.supersede_earlier_run(out)) is not None:
+        # So that a resume of this run can only continue this run (checkpoint.supersede_earlier_run says why).
+        log.warning("resume=false: starting afresh; the checkpoints (and record.json) of the earlier run in %s "
+                    "were moved to %s", out, aside)
     if found is not None:
         latest, payload = found
         state = _restore(latest, payload, model, optimizer, spec, bad)

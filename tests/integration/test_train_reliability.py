@@ -52,6 +52,37 @@ def test_resume_falls_back_past_damaged_checkpoints_and_matches(tiny_root, tmp_p
     assert resumed["epoch_losses"] == whole["epoch_losses"] and resumed["final"] == whole["final"]
 
 
+def test_a_fresh_run_keeps_an_earlier_runs_checkpoints_aside_so_a_resume_continues_only_itself(tiny_root, tmp_path,
+                                                                                               monkeypatch, caplog):
+    """resume=false in a folder an earlier run trained in: the earlier run's checkpoints, of later iterations than
+    this run reaches before it is stopped, would be what resume=true takes. They are moved to superseded/, whole."""
+    out = tmp_path / "run"
+    overrides = tiny_overrides(tiny_root, out, "train.checkpoint_every=2", "train.keep_checkpoints=3")
+    earlier = train(compose(overrides))
+    earlier_files = {p.name: p.read_bytes() for p in ckpt.list_checkpoints(out / "checkpoints")}
+    assert max(earlier_files) == "checkpoint_000000008.pt"
+
+    class Stopped(Exception):
+        pass
+
+    def save_then_stop(*args, **kwargs):  # the process ends right after its first checkpoint
+        save(*args, **kwargs)
+        raise Stopped
+
+    save = ckpt.save_checkpoint
+    with monkeypatch.context() as m, caplog.at_level(logging.INFO, logger="harness.train"), pytest.raises(Stopped):
+        m.setattr(ckpt, "save_checkpoint", save_then_stop)
+        train(compose(overrides))  # resume=false, the default
+    (aside,) = (out / "superseded").iterdir()
+    assert f"were moved to {aside}" in caplog.text
+    assert {p.name: p.read_bytes() for p in ckpt.list_checkpoints(aside / "checkpoints")} == earlier_files
+    assert (aside / "record.json").is_file() and not (out / "record.json").exists()
+    assert [p.name for p in ckpt.list_checkpoints(out / "checkpoints")] == ["checkpoint_000000002.pt"]
+    resumed = train(compose([*overrides, "resume=true"]))
+    assert resumed["resumed_from_iteration"] == 2  # this run's checkpoint, not the earlier run's of iteration 8
+    assert resumed["epoch_losses"] == earlier["epoch_losses"] and resumed["final"] == earlier["final"]
+
+
 def test_unwritable_output_dir_fails_before_any_work(tmp_path):
     spec = compose(smoke_overrides(tmp_path / "no-data-needed", "/proc/harness-test/out"))
     with pytest.raises(SpecError, match="'output_dir' '/proc/harness-test/out' is not a writable folder"):

@@ -90,3 +90,19 @@ def test_a_pickled_object_is_not_loaded(tmp_path):
                ckpt.checkpoint_path(tmp_path, 1))
     with pytest.raises(SpecError, match="checkpoint_000000001.pt"):
         ckpt.load_newest(tmp_path)
+
+
+def test_an_earlier_runs_checkpoints_are_moved_aside_whole_and_each_time_to_a_new_folder(tmp_path):
+    """What a fresh run (resume=false) does to an output folder another run trained in: nothing where there are no
+    checkpoints; else the checkpoints and record.json go, as they are, to a new superseded/run-<time>/ each time."""
+    assert ckpt.supersede_earlier_run(tmp_path) is None and not (tmp_path / "superseded").exists()
+    asides = []
+    for run in range(2):
+        ckpt.save_checkpoint(tmp_path / "checkpoints", 4, _payload(), keep=2)
+        (tmp_path / "record.json").write_text(f'{{"run": {run}}}')
+        asides.append(ckpt.supersede_earlier_run(tmp_path))
+        assert not (tmp_path / "checkpoints").exists() and not (tmp_path / "record.json").exists()
+    assert asides[0] != asides[1] and all(a.parent == tmp_path / "superseded" for a in asides)
+    for run, aside in enumerate(asides):
+        assert (aside / "record.json").read_text() == f'{{"run": {run}}}'
+        assert ckpt.load_newest(aside / "checkpoints")[1]["iteration"] == 7
