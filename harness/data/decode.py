@@ -291,6 +291,11 @@ class VideoReader:
         for j in picks:
             if j not in cache:
                 cache[j] = to_rgb(decoded[j][1])
+                # Streams joined from parts of other sizes (concatenated segments of a download) change size
+                # mid-stream; such frames stack into no clip, so the video is skipped as scan_video names it.
+                if cache[j].shape != cache[picks[0]].shape:
+                    raise VideoError("undecodable", size_change(self.path, cache[picks[0]].shape[:2],
+                                                                cache[j].shape[:2], decoded[j][0]))
         array = np.stack([cache[j] for j in picks])
         k = _rotation_steps(getattr(decoded[0][1], "rotation", 0) or 0)
         if k:  # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright
@@ -389,6 +394,12 @@ def read_clip(path: str | Path, times: Sequence[float], threads: int = 1) -> tor
         return reader.frames_at(times)
 
 
+def size_change(path: str | Path, first: tuple[int, ...], later: tuple[int, ...], time: float) -> str:
+    """What a VideoError says of a video whose frames change size (height, width) mid-stream."""
+    return (f"{path}: frame size changes from {first[1]}x{first[0]} to {later[1]}x{later[0]} at {time:.2f}s "
+            f"(parts of different sizes joined into one stream; re-encode it at one size)")
+
+
 def require_whole(path: str | Path, info: VideoInfo, count: int, last: float) -> None:
     """VideoError("truncated") where the `count` frames decoded, the last at `last` seconds, end well before the
     duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the file's frames short)."""
@@ -406,11 +417,15 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
     container claims) and videos shorter than `min_frames` frames. Returns the info with the decoded count.
     """
     with VideoReader(path, threads) as reader:
-        info, count, last, rotation = reader.info, 0, 0.0, 0
+        info, count, last, rotation, size = reader.info, 0, 0.0, 0, (0, 0)
         try:
             for frame in reader._container.decode(reader._stream):
                 if count == 0:
                     rotation = getattr(frame, "rotation", 0) or 0
+                    size = (frame.height, frame.width)
+                elif (frame.height, frame.width) != size:  # training could not stack its frames into a clip
+                    raise VideoError("undecodable", size_change(path, size, (frame.height, frame.width),
+                                                                (frame.time or 0.0) - reader._start))
                 count += 1
                 if frame.time is not None:
                     last = max(last, frame.time - reader._start)

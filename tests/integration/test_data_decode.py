@@ -85,3 +85,34 @@ def test_audio_is_ignored(tmp_path):
         c.mux(a.encode())
     assert _index(read_clip(path, [4 / 15])) == [4]
     assert scan_video(path).frames == 10
+
+
+def _ts_part(path, h: int, w: int, first_pts: int) -> bytes:
+    """15 frames of h×w H.264 in MPEG-TS, timestamps from `first_pts` (a segment of a longer stream)."""
+    import av
+
+    with av.open(str(path), "w", format="mpegts") as c:
+        s = c.add_stream("libx264", rate=15)
+        s.width, s.height, s.pix_fmt = w, h, "yuv420p"
+        for i, a in enumerate(frames_pattern(15, h, w)):
+            frame = av.VideoFrame.from_ndarray(a, format="rgb24")
+            frame.pts = first_pts + i
+            c.mux(s.encode(frame))
+        c.mux(s.encode())
+    return path.read_bytes()
+
+
+def test_a_stream_whose_frames_change_size_is_undecodable_not_a_crash(tmp_path):
+    # Downloaders join a stream's segments by concatenating them; segments of another resolution make one stream
+    # whose frame size changes midway. Its frames stack into no clip: a VideoError (skipped, counted, named by
+    # `harness data check`), not numpy's ValueError from a loader worker.
+    path = tmp_path / "joined.ts"
+    path.write_bytes(_ts_part(tmp_path / "a.ts", 48, 64, 0) + _ts_part(tmp_path / "b.ts", 36, 48, 15))
+    with VideoReader(path) as r:
+        assert r.frames_at([0.0, 0.5]).shape == (2, 48, 64, 3)  # a window inside one part decodes
+    with VideoReader(path) as r, pytest.raises(VideoError) as err:
+        r.frames_at([0.0, 0.5, 1.5])
+    assert err.value.kind == "undecodable" and "64x48 to 48x36" in str(err.value) and str(path) in str(err.value)
+    with pytest.raises(VideoError) as err:
+        scan_video(path)
+    assert err.value.kind == "undecodable" and "frame size changes" in str(err.value)
