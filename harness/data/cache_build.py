@@ -68,6 +68,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
     # The private members are used as scan_video uses them: one sequential pass over the whole stream.
     with reader:
         info, stream, start = reader.info, reader._stream, reader._start
+        stated = stream.frames
         times: list[float] = []
         count, last, k, size, stored = 0, 0.0, 0, None, None
         try:
@@ -98,7 +99,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
     if count == 0 or size is None or stored is None:
         raise VideoError("undecodable", f"{path}: no frame could be decoded")
     # The same rule as scan_video (what `harness data check` calls truncated is bad here too).
-    require_whole(path, info, count, last)
+    require_whole(path, info, count, last, stated)
     entry = {"stored_frames": count, "height": stored[0], "width": stored[1], "source_height": size[0],
              "source_width": size[1], "fps": info.fps, "duration": info.duration, "frames": info.frames,
              "rotation": 90 * k, "codec": info.codec, "container": info.container}

@@ -400,14 +400,22 @@ def size_change(path: str | Path, first: tuple[int, ...], later: tuple[int, ...]
             f"(parts of different sizes joined into one stream; re-encode it at one size)")
 
 
-def require_whole(path: str | Path, info: VideoInfo, count: int, last: float) -> None:
+def require_whole(path: str | Path, info: VideoInfo, count: int, last: float, stated_frames: int = 0) -> None:
     """VideoError("truncated") where the `count` frames decoded, the last at `last` seconds, end well before the
-    duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the file's frames short)."""
+    duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the file's frames short),
+    or, in an AVI file, are well short of the `stated_frames` (the stream's frame count) its header states."""
     period = info.frame_step / info.fps  # between two frames of the file
     span = last + period
     if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 * period:
         raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
                                       f"the container claims")
+    # A cut AVI file loses its index, and FFmpeg then measures the duration from the frames left, so the check
+    # above passes; the header's frame count still says how many there were. Only for AVI: an MP4 cut from a
+    # longer file without re-encoding states frames before its edit list's start that are never shown.
+    if info.container == "avi" and stated_frames > 0 and count < TRUNCATION_SHARE * stated_frames \
+            and stated_frames - count > 2:
+        raise VideoError("truncated", f"{path}: decoded {count} of the {stated_frames} frames the AVI header "
+                                      f"states")
 
 
 def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> VideoInfo:
@@ -418,6 +426,7 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
     """
     with VideoReader(path, threads) as reader:
         info, count, last, rotation, size = reader.info, 0, 0.0, 0, (0, 0)
+        stated = reader._stream.frames
         try:
             for frame in reader._container.decode(reader._stream):
                 if count == 0:
@@ -433,7 +442,7 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
             raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
     if count == 0:
         raise VideoError("undecodable", f"{path}: no frame could be decoded")
-    require_whole(path, info, count, last)
+    require_whole(path, info, count, last, stated)
     count *= info.frame_step  # in source frames, as the header reports them
     if count < min_frames:
         raise VideoError("too_short", f"{path}: {count} frame(s), fewer than the {min_frames} a clip needs")

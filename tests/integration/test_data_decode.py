@@ -116,3 +116,14 @@ def test_a_stream_whose_frames_change_size_is_undecodable_not_a_crash(tmp_path):
     with pytest.raises(VideoError) as err:
         scan_video(path)
     assert err.value.kind == "undecodable" and "frame size changes" in str(err.value)
+
+
+def test_a_cut_avi_file_is_truncated_although_ffmpeg_measures_its_duration_from_what_is_left(tmp_path):
+    # Without its index (at the end of the file) FFmpeg gives a cut AVI the duration of the frames left, so only
+    # the header's frame count shows that 30 frames were promised and fewer arrived.
+    whole = write_video(tmp_path / "whole.avi", n=30, codec="mpeg4")
+    cut = truncate(whole, tmp_path / "cut.avi", share=0.5)
+    with pytest.raises(VideoError) as err:
+        scan_video(cut)
+    assert err.value.kind == "truncated" and "of the 30 frames the AVI header states" in str(err.value)
+    assert scan_video(whole).frames == 30

@@ -238,3 +238,20 @@ def test_torchcodec_is_refused_on_a_copy_keeping_every_other_frame(tmp_path):
     _require_frame_times(tmp_path, "pyav")  # PyAV reads the copy's source timing
     (tmp_path / "prepare.json").write_text(json.dumps({"settings": {"frame_step": 1}}))
     _require_frame_times(tmp_path, "torchcodec")
+
+
+@pytest.mark.parametrize("suffix, codec", [("webm", "libvpx"), ("avi", "mpeg4")])
+def test_prepare_skips_a_cut_source_that_would_re_encode_into_a_copy_that_looks_whole(tmp_path, suffix, codec):
+    # A cut WebM or AVI decodes without an error up to the cut; re-encoded, the copy would be a shorter video that
+    # passes every check. It is skipped and listed, as `harness data check` names the source truncated.
+    from tests.integration.test_data_support import write_video
+
+    root = tmp_path / "src"
+    whole = write_video(root / f"whole.{suffix}", n=30, codec=codec)
+    truncate(write_video(tmp_path / f"v.{suffix}", n=30, codec=codec), root / f"cut.{suffix}", share=0.5)
+    (root / "train.csv").write_text(f"whole.{suffix} 0\ncut.{suffix} 1\n")
+    summary = prepare_dataset(root, tmp_path / "out", name="kinetics", num_classes=2, short_side=16,
+                              progress=False)
+    assert summary["prepared"] == 1 and [b["path"] for b in summary["bad"]] == [str(root / f"cut.{suffix}")]
+    assert "truncated" in summary["bad"][0]["error"] and not (tmp_path / "out" / f"cut.{suffix}").exists()
+    assert scan_video(tmp_path / "out" / f"whole.{suffix}").frames == scan_video(whole).frames
