@@ -9,6 +9,8 @@ slow pathway whatever the fast pathway computes.
 
 from __future__ import annotations
 
+import pickle
+import re
 from pathlib import Path
 
 import torch
@@ -20,22 +22,94 @@ from harness.spec import SpecError
 Tensor = torch.Tensor
 
 
+# Where other tools keep the weights inside a checkpoint: plain torchvision; {"state_dict": ...} (Lightning,
+# mmpretrain/mmaction, timm's train script); {"model": ...} (DeiT, detectron2-style trainers); {"model_state": ...}
+# (pycls and PySlowFast).
+WRAPPERS = ("state_dict", "model", "model_state")
+RESNET50_BLOCKS = (3, 4, 6, 3)  # bottleneck blocks per stage
+# Other torchvision ResNets by (blocks per stage, bottleneck), to name what a wrong file holds.
+RESNETS = {((2, 2, 2, 2), False): "ResNet-18", ((3, 4, 6, 3), False): "ResNet-34",
+           ((3, 4, 23, 3), True): "ResNet-101", ((3, 8, 36, 3), True): "ResNet-152"}
+HOW_TO_SAVE = "torch.save(torchvision.models.resnet50(...).state_dict(), path)"
+
+
+def resnet50_keys() -> list[str]:
+    """Every entry of a torchvision ResNet-50 state dict that inflation reads (all but the classifier and BN's
+    num_batches_tracked)."""
+    def bn(prefix: str) -> list[str]:
+        return [f"{prefix}.{n}" for n in ("weight", "bias", "running_mean", "running_var")]
+    keys = ["conv1.weight", *bn("bn1")]
+    for layer, blocks in enumerate(RESNET50_BLOCKS, start=1):
+        for j in range(blocks):
+            for i in (1, 2, 3):
+                keys += [f"layer{layer}.{j}.conv{i}.weight", *bn(f"layer{layer}.{j}.bn{i}")]
+        keys += [f"layer{layer}.0.downsample.0.weight", *bn(f"layer{layer}.0.downsample.1")]
+    return keys
+
+
+def _strip_prefix(state: dict) -> dict:
+    """The ResNet's own entries of `state`, without the prefix a wrapper put before them ('module.' of
+    DataParallel, 'backbone.' of mmpretrain/mmaction, 'model.' of Lightning, or several): the one before both
+    'conv1.weight' and 'layer1.0.conv1.weight'. Unchanged where there is none."""
+    tail = "layer1.0.conv1.weight"
+    prefixes = sorted(k[: -len(tail)] for k in state if isinstance(k, str) and k.endswith(tail)
+                      and f"{k[: -len(tail)]}conv1.weight" in state)
+    if not prefixes or not prefixes[0]:
+        return state
+    return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
+
+
+def _which_resnet(state: dict) -> str | None:
+    """A torchvision ResNet other than ResNet-50 that `state` holds, named with its blocks per stage; else None."""
+    blocks = tuple(len({k.split(".")[1] for k in state if k.startswith(f"layer{i}.")}) for i in (1, 2, 3, 4))
+    bottleneck = "layer1.0.conv3.weight" in state
+    if (blocks == RESNET50_BLOCKS and bottleneck) or not all(blocks):
+        return None
+    name = RESNETS.get((blocks, bottleneck), "a ResNet")
+    return f"{name} ({', '.join(map(str, blocks))} {'bottleneck' if bottleneck else 'basic'} blocks per stage)"
+
+
 def load_resnet50_state(path: Path) -> dict[str, Tensor]:
-    """A torchvision ResNet-50 state dict from `path` (plain, or under 'state_dict'/'model', 'module.' stripped)."""
+    """A torchvision ResNet-50 state dict from `path`, as torchvision or another tool saved it (under one of
+    WRAPPERS, with a prefix such as 'module.' or 'backbone.'; a .safetensors file where the safetensors package
+    is installed). SpecError naming what is wrong, before any training: no such file, not a checkpoint, a pickled
+    object other than tensors, another ResNet, or entries that inflation needs missing."""
     if not path.is_file():
         raise SpecError(f"'model.pretrained': no file at {path}. Give the path of a torchvision ResNet-50 state dict "
-                        f"(torch.save(torchvision.models.resnet50(...).state_dict(), path)).")
+                        f"({HOW_TO_SAVE}).")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        # torch refuses to unpickle objects other than tensors and plain containers (that could run code), and
+        # names the first class it met; anything else is a file that is no pickle at all.
+        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
+        if found is None:  # torch's advice to retry with weights_only=False does not apply: say what failed
+            why = re.search(r"WeightsUnpickler error:\s*(.+)", str(err))
+            raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint (it cannot be "
+                            f"unpickled: {why.group(1) if why else type(err).__name__}).") from None
+        raise SpecError(f"'model.pretrained': {path} holds pickled Python objects ({found.group(1)}: a whole "
+                        f"nn.Module or a trainer's checkpoint), which are not loaded, as unpickling them can run "
+                        f"code. Save the network's state dict instead: torch.save(model.state_dict(), path).") from None
     except Exception as err:  # torch raises several types for a file that is not a checkpoint
         raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint: {err}") from err
-    for key in ("state_dict", "model"):
+    for key in WRAPPERS:
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]
-    state = {k.removeprefix("module."): v for k, v in state.items()}
-    if "conv1.weight" not in state or "layer4.2.conv3.weight" not in state:
-        raise SpecError(f"'model.pretrained': {path} does not hold a torchvision ResNet-50 state dict "
-                        f"(missing conv1.weight / layer4.2.conv3.weight).")
+    if not isinstance(state, dict):
+        raise SpecError(f"'model.pretrained': {path} holds a {type(state).__name__}, not a state dict "
+                        f"({HOW_TO_SAVE}).")
+    state = _strip_prefix({k: v for k, v in state.items() if isinstance(k, str)})
+    other = _which_resnet(state)
+    if other is not None:
+        raise SpecError(f"'model.pretrained': {path} holds {other}; inflation needs a ResNet-50 "
+                        f"({', '.join(map(str, RESNET50_BLOCKS))} bottleneck blocks per stage, as the I3D and SlowFast "
+                        f"models have).")
+    missing = [k for k in resnet50_keys() if not isinstance(state.get(k), torch.Tensor)]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise SpecError(f"'model.pretrained': {path} does not hold a torchvision ResNet-50 state dict: "
+                        f"{len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing ({shown}). Save the "
+                        f"whole state dict ({HOW_TO_SAVE}).")
     return state
 
 

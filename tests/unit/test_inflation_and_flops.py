@@ -57,6 +57,45 @@ def test_pretrained_path_errors(tmp_path):
         load_resnet50_state(wrong)
 
 
+def _fake_state(arch: str = "resnet50") -> dict[str, torch.Tensor]:
+    """A torchvision ResNet's state dict keys with one-element tensors (the loader's checks read keys only)."""
+    with torch.device("meta"):
+        keys = list(getattr(torchvision.models, arch)().state_dict())
+    return {k: torch.zeros(1) for k in keys}
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda s: {"meta": {"epoch": 100}, "state_dict": {f"backbone.{k}": v for k, v in s.items() if "fc" not in k}
+               | {"head.fc.weight": torch.zeros(1)}},  # mmpretrain / mmaction: the backbone under 'backbone.'
+    lambda s: {"model_state": s, "epoch": 3},  # pycls / PySlowFast
+    lambda s: {"state_dict": {f"model.{k}": v for k, v in s.items()}, "epoch": 1},  # Lightning
+], ids=["mmpretrain", "pycls", "lightning"])
+def test_pretrained_weights_as_other_tools_save_them(tmp_path, wrap):
+    path = tmp_path / "w.pth"
+    torch.save(wrap(_fake_state()), path)
+    state = load_resnet50_state(path)
+    assert "conv1.weight" in state and "layer4.2.bn3.running_var" in state
+
+
+def test_pretrained_weights_that_do_not_fit_are_named_before_training(tmp_path):
+    def error(obj) -> str:
+        path = tmp_path / "w.pth"
+        torch.save(obj, path)
+        with pytest.raises(SpecError) as err:
+            load_resnet50_state(path)
+        return str(err.value)
+
+    state = _fake_state()
+    del state["layer2.0.bn1.running_var"]  # was a KeyError in the middle of inflation
+    assert "1 entry missing (layer2.0.bn1.running_var)" in error(state)
+    assert "holds ResNet-18 (2, 2, 2, 2 basic blocks per stage)" in error(_fake_state("resnet18"))
+    assert "holds ResNet-101 (3, 4, 23, 3 bottleneck blocks" in error(_fake_state("resnet101"))  # was inflated
+    assert "holds a list, not a state dict" in error([1, 2])  # was an AttributeError
+    message = error(nn.Linear(2, 2))  # a pickled module: torch's weights-only refusal, explained
+    assert "pickled Python objects (torch.nn.modules.linear.Linear" in message
+    assert "torch.save(model.state_dict(), path)" in message
+
+
 # Official model-zoo counts (SlowFast model zoo; fvcore, 1 clip, eval, conv only, 256² crop).
 PUBLISHED = [("slowfast_r50_8x8", 32, 34.57e6, 65.7), ("slowfast_r50_4x16", 32, 34.48e6, 36.1)]
 
