@@ -8,8 +8,9 @@ Layouts under ``data.root`` (first match wins):
 
 - Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv``, either ``relative/path.mp4 label``
   lines (PySlowFast; optional ``classes.txt``) or the official CSV ``label,youtube_id,time_start,time_end,split``
-  with videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` in ``{split}/``, ``videos/`` or the root;
-  classes are the train CSV's labels sorted alphabetically.
+  (any CSV with a ``youtube_id`` column: extra columns, a quoted header, pandas' index column and times written
+  as floats are read too) with videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` in ``{split}/``,
+  ``videos/`` or the root; classes are the train CSV's labels sorted alphabetically.
 - SSv2: ``[something-something-v2-]labels.json`` (template → index) and ``[...-]train.json`` /
   ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos ``{id}.webm`` in
   ``20bn-something-something-v2/``, ``videos/`` or the root. The class is the template without brackets.
@@ -175,8 +176,11 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
                                               + did_you_mean(label, classes)))
             continue
         try:
-            name = f"{row['youtube_id'].strip()}_{int(row['time_start']):06d}_{int(row['time_end']):06d}.mp4"
-        except (ValueError, AttributeError):
+            # Whole seconds, as the downloaders name the files ('%06d'); a CSV saved by pandas after a column held
+            # a gap writes them as floats ("5.0"), which the downloaders' '%06d' truncates the same way.
+            start, end = (int(float(row[k])) for k in ("time_start", "time_end"))
+            name = f"{row['youtube_id'].strip()}_{start:06d}_{end:06d}.mp4"
+        except (ValueError, TypeError, AttributeError, OverflowError):
             problems.append(AnnotationProblem(str(csv_file), n, f"bad youtube_id/time_start/time_end in {row}"))
             continue
         path = video_root / name
@@ -190,8 +194,10 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
 
 
 def _sniff_official_csv(path: Path) -> bool:
-    first = first_line(path).strip().lower().replace(" ", "")
-    return first.startswith("label,youtube_id")
+    """Whether `path` is a CSV with a youtube_id column: the official release's header, also as other tools write
+    it (quoted by R or spreadsheets, after pandas' unnamed index column, without the label of a test split)."""
+    fields = next(csv.reader([first_line(path)]), [])
+    return "youtube_id" in {f.strip().lower() for f in fields}
 
 
 def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:

@@ -60,6 +60,28 @@ def test_kinetics_official_csv(tmp_path):
     assert "val.csv" in err.value.problems[0].file
 
 
+@pytest.mark.parametrize("header, prefix, times", [
+    ("label,youtube_id,time_start,time_end,split,is_cc", "", "{a},{b}"),  # the release, with its is_cc column
+    ('"label","youtube_id","time_start","time_end","split"', "", "{a},{b}"),  # quoted, as R or a spreadsheet saves
+    (",label,youtube_id,time_start,time_end,split", "{i},", "{a}.0,{b}.0"),  # pandas: index column, float times
+])
+def test_kinetics_csv_as_other_tools_write_it(tmp_path, header, prefix, times):
+    rows = [("passing American football (in game)", "-AAAAAAAAAA", 5, 15), ('hugging, "baby"', "BBB", 0, 10)]
+    lines = [header]
+    for i, (label, yid, a, b) in enumerate(rows):
+        quoted = '"' + label.replace('"', '""') + '"'
+        split = ",train,0" if "is_cc" in header else ",train"
+        lines.append(prefix.format(i=i) + f"{quoted},{yid}," + times.format(a=a, b=b) + split)
+        write_video(tmp_path / "train" / f"{yid}_{a:06d}_{b:06d}.mp4", n=4)
+    # A UTF-8 BOM, Windows line endings and blank lines at the end, as spreadsheet programs leave them.
+    (tmp_path / "train.csv").write_bytes(("\ufeff" + "\r\n".join(lines) + "\r\n\r\n\r\n").encode())
+    ann = load_annotations("kinetics400", tmp_path, "train")
+    assert ann.classes == ('hugging, "baby"', "passing American football (in game)")
+    assert [(r.path.name, r.label) for r in ann.records] == [("-AAAAAAAAAA_000005_000015.mp4", 1),
+                                                             ("BBB_000000_000010.mp4", 0)]
+    assert all(r.path.is_file() for r in ann.records)
+
+
 def _ssv2_files(tmp_path, codec: str):
     labels = {"Pushing something from left to right": "0", "Putting something on a surface": "1"}
     (tmp_path / "something-something-v2-labels.json").write_text(json.dumps(labels))
