@@ -9,8 +9,9 @@ Layouts under ``data.root`` (first match wins):
 - Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv``, either ``relative/path.mp4 label``
   lines (PySlowFast; optional ``classes.txt``) or the official CSV ``label,youtube_id,time_start,time_end,split``
   (any CSV with a ``youtube_id`` column: extra columns, a quoted header, pandas' index column and times written
-  as floats are read too) with videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` in ``{split}/``,
-  ``videos/`` or the root; classes are the train CSV's labels sorted alphabetically.
+  as floats are read too) with videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``)
+  in ``{split}/``, ``videos/`` or the root, or in a folder per class there; classes are the train CSV's labels
+  sorted alphabetically.
 - SSv2: ``[something-something-v2-]labels.json`` (template → index) and ``[...-]train.json`` /
   ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos ``{id}.webm`` in
   ``20bn-something-something-v2/``, ``videos/`` or the root. The class is the template without brackets.
@@ -179,18 +180,31 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
             # Whole seconds, as the downloaders name the files ('%06d'); a CSV saved by pandas after a column held
             # a gap writes them as floats ("5.0"), which the downloaders' '%06d' truncates the same way.
             start, end = (int(float(row[k])) for k in ("time_start", "time_end"))
-            name = f"{row['youtube_id'].strip()}_{start:06d}_{end:06d}.mp4"
+            stem = f"{row['youtube_id'].strip()}_{start:06d}_{end:06d}"
         except (ValueError, TypeError, AttributeError, OverflowError):
             problems.append(AnnotationProblem(str(csv_file), n, f"bad youtube_id/time_start/time_end in {row}"))
             continue
-        path = video_root / name
-        if not path.exists() and (video_root / label / name).exists():  # some downloaders sort videos by class
-            path = video_root / label / name
-        records.append(VideoRecord(path, index[label]))
+        records.append(VideoRecord(_kinetics_video(video_root, label, stem), index[label]))
     if not records and not problems:
         problems.append(AnnotationProblem(str(csv_file), 0, "lists no videos"))
     _raise_if(problems)
     return records
+
+
+# Where a downloader could not get MP4 it keeps what YouTube served: yt-dlp merges VP9/Opus streams into .mkv or
+# .webm under the same name.
+KINETICS_SUFFIXES = (".mp4", ".mkv", ".webm")
+
+
+def _kinetics_video(video_root: Path, label: str, stem: str) -> Path:
+    """The file of a Kinetics clip: `stem`.mp4 in `video_root`, else in its class's folder (some downloaders sort
+    videos by class), else with another suffix a downloader writes; the .mp4 path where none exists, so that it is
+    reported missing under the name the CSV gives."""
+    for suffix in KINETICS_SUFFIXES:
+        for folder in (video_root, video_root / label):
+            if (path := folder / f"{stem}{suffix}").exists():
+                return path
+    return video_root / f"{stem}.mp4"
 
 
 def _sniff_official_csv(path: Path) -> bool:

@@ -82,6 +82,18 @@ def test_kinetics_csv_as_other_tools_write_it(tmp_path, header, prefix, times):
     assert all(r.path.is_file() for r in ann.records)
 
 
+def test_kinetics_csv_finds_the_mkv_and_webm_files_downloaders_keep(tmp_path):
+    # yt-dlp keeps VP9/Opus downloads as .mkv or .webm under the CSV's name; a missing clip stays the .mp4 the CSV
+    # names, so `harness data check` reports it under that name.
+    (tmp_path / "train.csv").write_text("label,youtube_id,time_start,time_end,split\nair drumming,AAA,0,10,train\n"
+                                        "zumba,BBB,5,15,train\nzumba,CCC,1,11,train\n")
+    write_video(tmp_path / "train" / "air drumming" / "AAA_000000_000010.mkv", n=4)
+    write_video(tmp_path / "train" / "BBB_000005_000015.webm", n=4, codec="libvpx")
+    ann = load_annotations("kinetics400", tmp_path, "train")
+    assert [r.path.relative_to(tmp_path).as_posix() for r in ann.records] == [
+        "train/air drumming/AAA_000000_000010.mkv", "train/BBB_000005_000015.webm", "train/CCC_000001_000011.mp4"]
+
+
 def _ssv2_files(tmp_path, codec: str):
     labels = {"Pushing something from left to right": "0", "Putting something on a surface": "1"}
     (tmp_path / "something-something-v2-labels.json").write_text(json.dumps(labels))
