@@ -5,7 +5,9 @@ seeds of the verdict on one, further runs later on another), each card that also
 gets a factor: the reference card's mean baseline time over this card's. A run's time times that factor is its
 time in reference-card seconds, and its speedup (the reference baseline's time over the scaled time) equals its
 baseline time over its own time on its own card: the ratio stays a same-card measurement, only the seconds shown
-are converted. A run on a card without a baseline record of its own cannot be compared and is left out.
+are converted. A seed on a card without a baseline record of its own has no time to compare: where other seeds of
+the same run are timed, its accuracy still counts (a seed scores the same way on any card) and its training time is
+left empty; a run with no timed seed at all cannot be compared and is left out.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from harness.provenance import provenance_of
+from harness.results import seeds_key
 
 CPU = "CPU"
 
@@ -40,7 +43,7 @@ def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Map
     """`records` (one scale and setup) with every time on the reference card's scale: the card that ran most of
     them. `is_baseline` tells the 1.0× baseline runs, `group` which baseline a run is compared with (recipe,
     model, clip shape). Returns (records, notes); a converted record keeps its own seconds under
-    `time_scale.train_s` beside the card and factor."""
+    `time_scale.train_s` beside the card and factor (None: no same-card baseline, so no time in `measured`)."""
     cards = Counter(gpu_of(r) for r in records)
     if len(cards) < 2:
         return list(records), []
@@ -58,15 +61,25 @@ def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Map
         if card == reference:
             out.append(r)
             continue
-        if (card, key) not in base_s or (reference, key) not in base_s or _train_s(r) is None:
-            notes.append(f"{r.get('_source', r.get('run_id'))}: run on {card}, which has no 1.0× baseline record "
-                         f"of its own to compare with (the other runs are on {reference}), left out")
-            continue
-        factor = base_s[reference, key] / base_s[card, key]
-        factors[card] = factor
-        measured = {**(r.get("measured") or {}), "train_s": _train_s(r) * factor}
+        comparable = (card, key) in base_s and (reference, key) in base_s and _train_s(r) is not None
+        factor = base_s[reference, key] / base_s[card, key] if comparable else None
+        if comparable:
+            factors[card] = factor
+        measured = {**(r.get("measured") or {}), "train_s": _train_s(r) * factor if comparable else None}
         out.append({**r, "measured": measured,
                     "time_scale": {"gpu": card, "to_gpu": reference, "factor": factor, "train_s": _train_s(r)}})
+    def run_of(r: Mapping[str, Any]) -> tuple[Any, str]:  # the seeds of one run share its variant and settings
+        return r.get("variant"), seeds_key(r.get("spec") or {})
+
+    timed = {run_of(r) for r in out if _train_s(r) is not None}
+    for r in [r for r in out if _train_s(r) is None and "time_scale" in r]:
+        where = (f"{r.get('_source', r.get('run_id'))}: run on {gpu_of(r)}, which has no 1.0× baseline record of "
+                 f"its own to compare its time with (the other runs are on {reference})")
+        if run_of(r) in timed:
+            notes.append(f"{where}: its accuracy counts among the run's seeds, its training time is left out")
+        else:
+            out.remove(r)
+            notes.append(f"{where}, and no seed of the run is timed on a card with one: left out")
     for card, factor in sorted(factors.items()):
         count = sum(1 for r in out if gpu_of(r) == card)
         notes.append(f"{count} run(s) trained on {card}: their times are shown in {reference} seconds, scaled by "

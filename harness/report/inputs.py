@@ -179,9 +179,12 @@ SEED_METRICS = ("top1", "top5", "map", "train_top1", "train_top5")
 def combine_seeds(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """One run's records over seeds (same settings, other initialisation and data order) as one record: the
     mean accuracy and training time in `final` and `measured`, and under `seeds` the seeds, each seed's values
-    and the standard deviations. Everything else (plan, per-phase numbers, provenance) is the lowest seed's."""
+    and the standard deviations. The training time is the mean over the seeds that have one (a seed run on a card
+    without a baseline of its own has none, see report.cards). Everything else (plan, per-phase numbers,
+    provenance) is the lowest timed seed's."""
     records = sorted(records, key=_seed)
-    first = records[0]
+    first = min(records, key=lambda r: (not isinstance((r.get("measured") or {}).get("train_s"), (int, float)),
+                                        _seed(r)))
     seeds: dict[str, Any] = {"n": len(records), "seeds": [_seed(r) for r in records],
                              "gpus": [gpu_of(r) for r in records],
                              "devices": sorted({device_of(r) for r in records}),
@@ -194,8 +197,9 @@ def combine_seeds(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
             final[key], seeds[f"{key}_std"] = _mean_std(values)
             seeds[key] = values
     times = [(r.get("measured") or {}).get("train_s") for r in records]
-    if all(isinstance(v, (int, float)) for v in times):
-        measured["train_s"], seeds["train_s_std"] = _mean_std(times)
+    timed = [v for v in times if isinstance(v, (int, float))]
+    if timed:
+        measured["train_s"], seeds["train_s_std"] = _mean_std(timed)
         seeds["train_s"] = times
     return {**first, "final": final, "measured": measured, "seeds": seeds,
             "_source": ", ".join(str(r.get("_source", r.get("run_id"))) for r in records)}
