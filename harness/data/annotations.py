@@ -8,10 +8,10 @@ Layouts under ``data.root`` (first match wins):
 
 - Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv``, either ``relative/path.mp4 label``
   lines (PySlowFast; optional ``classes.txt``) or the official CSV ``label,youtube_id,time_start,time_end,split``
-  (any CSV with a ``youtube_id`` column: extra columns, a quoted header, pandas' index column and times written
-  as floats are read too) with videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``)
-  in ``{split}/``, ``videos/`` or the root, or in a folder per class there; classes are the train CSV's labels
-  sorted alphabetically.
+  (any CSV with a ``youtube_id`` column: extra columns, a quoted header, pandas' index column, times written
+  as floats, and semicolons or tabs for commas, as spreadsheets save them, are read too) with videos
+  ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos/`` or
+  the root, or in a folder per class there; classes are the train CSV's labels sorted alphabetically.
 - SSv2: ``[something-something-v2-]labels.json`` (template → index) and ``[...-]train.json`` /
   ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos ``{id}.webm`` in
   ``20bn-something-something-v2/``, ``videos/`` or the root. The class is the template without brackets.
@@ -139,10 +139,20 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[
     return records
 
 
+def _delimiter(header_line: str) -> str:
+    """The delimiter of a CSV file from its header line: a comma, unless the header holds none but semicolons (what
+    Excel writes where the comma is the decimal mark) or tabs (a spreadsheet's "text, tab separated")."""
+    if "," not in header_line:
+        for other in (";", "\t"):
+            if other in header_line:
+                return other
+    return ","
+
+
 def _csv_rows(csv_file: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Header and (line number, row) pairs of a CSV file, line numbers 1-based as an editor shows them."""
     with io.StringIO(read_text(csv_file), newline="") as f:
-        reader = csv.DictReader(f)
+        reader = csv.DictReader(f, delimiter=_delimiter(first_line(csv_file)))
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         rows, start = [], reader.line_num + 1
@@ -209,8 +219,10 @@ def _kinetics_video(video_root: Path, label: str, stem: str) -> Path:
 
 def _sniff_official_csv(path: Path) -> bool:
     """Whether `path` is a CSV with a youtube_id column: the official release's header, also as other tools write
-    it (quoted by R or spreadsheets, after pandas' unnamed index column, without the label of a test split)."""
-    fields = next(csv.reader([first_line(path)]), [])
+    it (quoted by R or spreadsheets, separated by semicolons or tabs, after pandas' unnamed index column, without
+    the label of a test split)."""
+    header = first_line(path)
+    fields = next(csv.reader([header], delimiter=_delimiter(header)), [])
     return "youtube_id" in {f.strip().lower() for f in fields}
 
 

@@ -82,6 +82,22 @@ def test_kinetics_csv_as_other_tools_write_it(tmp_path, header, prefix, times):
     assert all(r.path.is_file() for r in ann.records)
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_csv_files_saved_by_a_spreadsheet_with_semicolons_or_tabs(tmp_path, sep):
+    # Excel saves "CSV" with semicolons where the comma is the decimal mark, and offers tab-separated text; a field
+    # holding the separator is quoted. Both were read as one column: a path-label list full of bad lines.
+    write_video(tmp_path / "train" / "AAA_000005_000015.mp4", n=4)
+    (tmp_path / "train.csv").write_text(sep.join(["label", "youtube_id", "time_start", "time_end", "split"]) + "\n"
+                                        + sep.join(["hugging, baby", "AAA", "5", "15", "train"]) + "\n")
+    (tmp_path / "Charades_v1_train.csv").write_text(
+        sep.join(CHARADES_HEADER.strip().split(",")) + "\n"
+        + sep.join(["AAAA1", "s1", "Kitchen", "6", "7", "Yes", "a script", "cup", "desc",
+                    '"c092 0.00 0.40;c147 0.50 0.80"', "0.8"]) + "\n")
+    kinetics = load_annotations("kinetics400", tmp_path, "train")
+    assert kinetics.classes == ("hugging, baby",) and kinetics.records[0].path.is_file()
+    assert load_annotations("charades", tmp_path, "train").records[0].label == (92, 147)
+
+
 def test_kinetics_csv_finds_the_mkv_and_webm_files_downloaders_keep(tmp_path):
     # yt-dlp keeps VP9/Opus downloads as .mkv or .webm under the CSV's name; a missing clip stays the .mp4 the CSV
     # names, so `harness data check` reports it under that name.
