@@ -203,6 +203,7 @@ class VideoReader:
         self._start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
         self.info = self._probe()
         self._used = False  # whether the demuxer/decoder moved since opening (then every decode seeks first)
+        self._last_frame: float | None = None  # the stream's last frame time, once a decode reached its end
 
     def _probe(self) -> VideoInfo:
         s, c = self._stream, self._container
@@ -265,6 +266,9 @@ class VideoReader:
                     if t > end + tol:
                         break
                     out.append((t, frame))
+                else:
+                    if count:
+                        self._last_frame = t
             except av.error.FFmpegError as err:
                 raise VideoError("undecodable", f"decoding {self.path} failed near {start:.2f}s ({err})") from None
             if not overshot:
@@ -280,6 +284,11 @@ class VideoReader:
             decoded = self._decode(0.0, float("inf"))
         if not decoded:
             raise VideoError("undecodable", f"no frame of {self.path} could be decoded")
+        if self._last_frame is not None and max(times) > self._last_frame:
+            # The clip reaches past the stream's last frame, which would be repeated to fill it: right where the
+            # header overstates the length a little, not where the stream ends well before it (cut off, as
+            # scan_video rules; a cut WebM or Matroska file decodes without an error up to the cut).
+            require_whole(self.path, self.info, None, self._last_frame)
         stamps = [t for t, _ in decoded]
         picks = []
         for t in times:
@@ -400,20 +409,22 @@ def size_change(path: str | Path, first: tuple[int, ...], later: tuple[int, ...]
             f"(parts of different sizes joined into one stream; re-encode it at one size)")
 
 
-def require_whole(path: str | Path, info: VideoInfo, count: int, last: float, stated_frames: int = 0) -> None:
-    """VideoError("truncated") where the `count` frames decoded, the last at `last` seconds, end well before the
-    duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the file's frames short),
-    or, in an AVI file, are well short of the `stated_frames` (the stream's frame count) its header states."""
+def require_whole(path: str | Path, info: VideoInfo, count: int | None, last: float, stated_frames: int = 0) -> None:
+    """VideoError("truncated") where the `count` frames decoded (None: not counted), the last at `last` seconds,
+    end well before the duration the container claims (less than TRUNCATION_SHARE of it, and more than two of the
+    file's frames short), or, in an AVI file, are well short of the `stated_frames` (the stream's frame count) its
+    header states."""
     period = info.frame_step / info.fps  # between two frames of the file
     span = last + period
     if info.duration > 0 and span < TRUNCATION_SHARE * info.duration and info.duration - span > 2.0 * period:
-        raise VideoError("truncated", f"{path}: decoded {count} frames ({span:.2f}s) of the {info.duration:.2f}s "
-                                      f"the container claims")
+        frames = "its frames end" if count is None else f"decoded {count} frames"
+        raise VideoError("truncated", f"{path}: {frames} ({span:.2f}s) of the {info.duration:.2f}s the container "
+                                      f"claims")
     # A cut AVI file loses its index, and FFmpeg then measures the duration from the frames left, so the check
     # above passes; the header's frame count still says how many there were. Only for AVI: an MP4 cut from a
     # longer file without re-encoding states frames before its edit list's start that are never shown.
-    if info.container == "avi" and stated_frames > 0 and count < TRUNCATION_SHARE * stated_frames \
-            and stated_frames - count > 2:
+    if info.container == "avi" and count is not None and stated_frames > 0 \
+            and count < TRUNCATION_SHARE * stated_frames and stated_frames - count > 2:
         raise VideoError("truncated", f"{path}: decoded {count} of the {stated_frames} frames the AVI header "
                                       f"states")
 

@@ -127,3 +127,15 @@ def test_a_cut_avi_file_is_truncated_although_ffmpeg_measures_its_duration_from_
         scan_video(cut)
     assert err.value.kind == "truncated" and "of the 30 frames the AVI header states" in str(err.value)
     assert scan_video(whole).frames == 30
+
+
+def test_a_clip_past_the_cut_of_a_cut_webm_is_truncated_not_its_last_frame_repeated(tmp_path):
+    # A cut WebM decodes without an error up to the cut, and its header still claims the whole length, so a clip
+    # planned from the header (SSv2's segments span it all) would repeat the last frame left: the reader says
+    # truncated, as scan_video does, and training skips and counts the video. Clips before the cut still decode.
+    cut = truncate(write_video(tmp_path / "whole.webm", n=30, codec="libvpx"), tmp_path / "cut.webm", share=0.4)
+    with VideoReader(cut) as r:
+        assert _index(r.frames_at([0.0, 2 / 15])) == [0, 2]
+        with pytest.raises(VideoError) as err:
+            r.frames_at([k / 15 for k in range(0, 30, 4)])
+    assert err.value.kind == "truncated" and str(cut) in str(err.value)
