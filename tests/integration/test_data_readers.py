@@ -177,6 +177,24 @@ def test_charades_multilabel_clip_targets(tmp_path):
     assert views["labels"][0, [92, 147]].tolist() == [1, 1]  # eval targets are the whole video's labels
 
 
+def test_charades_csv_as_released_with_fields_spanning_lines(tmp_path):
+    # The release's scripts and descriptions are free text: quoted, holding commas, quotes and line breaks.
+    # A bad row after them is named by the line an editor shows (the header is line 1, the first row spans 2-4).
+    rows = ['46GP8,HR43,Kitchen,6,7,Yes,"A person cooks, then\r\nwashes.",food;stove,"He says ""hi"",\nthen leaves.",'
+            '"c092 11.90 21.20;c147 0.00 12.60",24.83',
+            "N11GT,0KZ7,Stairs,6,7,Yes,x,,,,18.33",
+            "X3,s,k,1,1,Yes,x,,,c999 0 1,3"]
+    data = "\ufeff" + CHARADES_HEADER.replace("\n", "\r\n") + "\r\n".join(rows) + "\r\n"
+    (tmp_path / "Charades_v1_train.csv").write_bytes(data.encode())
+    with pytest.raises(AnnotationError) as err:
+        load_annotations("charades", tmp_path, "train")
+    assert [(p.line, p.reason) for p in err.value.problems] == [(6, "class c999 is out of range [c000, c156]")]
+    (tmp_path / "Charades_v1_train.csv").write_bytes(data.replace("c999", "c009").encode())
+    ann = load_annotations("charades", tmp_path, "train")
+    assert [(r.path.name, r.label) for r in ann.records] == [("46GP8.mp4", (92, 147)), ("N11GT.mp4", ()),
+                                                             ("X3.mp4", (9,))]
+
+
 def test_charades_errors(tmp_path):
     (tmp_path / "Charades_v1_test.csv").write_text(
         CHARADES_HEADER + "X1,s,k,1,1,Yes,s,o,d,c999 0 1,3\nX2,s,k,1,1,Yes,s,o,d,c001 0,3\n"
