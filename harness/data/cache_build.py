@@ -41,7 +41,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
+from harness.data.decode import VideoError, VideoReader, _rotation_steps, frame_time, require_whole, to_rgb
 from harness.spec import SpecError
 
 
@@ -74,7 +74,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
         try:
             for frame in reader._container.decode(stream):
                 # The same time as VideoReader._decode gives the frame, so frames_at picks the same frames.
-                t = frame.time - start if frame.time is not None else count * info.frame_step / info.fps
+                t = frame_time(frame, start, count, info)
                 if count == 0:
                     k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
                 array = to_rgb(frame)
@@ -92,8 +92,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
                 out.write(np.ascontiguousarray(array).data)
                 times.append(t)
                 count += 1
-                if frame.time is not None:
-                    last = max(last, frame.time - start)
+                last = max(last, t)
         except (av.error.FFmpegError, ValueError) as err:  # ValueError: a pixel format PyAV cannot convert
             raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
     if count == 0 or size is None or stored is None:

@@ -2,7 +2,9 @@
 
 Output layout: ``uint8`` tensors ``T×H×W×C`` (RGB), the layout frames come out of the decoder in; the
 transforms turn them into the model's ``C×T×H×W``. Times are seconds from the video stream's first frame,
-so any frame rate (constant or variable) and any container/codec FFmpeg reads works. Audio is never decoded.
+so any frame rate (constant or variable) and any container/codec FFmpeg reads works; a raw elementary stream
+(.h264, .hevc, .m4v), which no container times, is counted packet by packet at the rate it codes. Audio is never
+decoded.
 Frames are converted to RGB only when a clip uses them: a strided clip decodes its whole window (decoding
 is sequential) but converts one frame in `stride`.
 
@@ -144,6 +146,15 @@ def torchcodec_available() -> str | None:
     return None
 
 
+def _count_packets(path: Path) -> int:
+    """The number of frames (packets) of the first video stream of `path`, read without decoding them."""
+    try:
+        with av.open(str(path), metadata_errors="ignore") as container:
+            return sum(1 for packet in container.demux(video=0) if packet.size)
+    except _OPEN_ERRORS:
+        return 0  # unreadable past its header: decoding will say so
+
+
 def _check_file(path: Path) -> None:
     """VideoError for what needs no decoder to find: a missing path, a folder, an empty file."""
     if not path.exists():
@@ -177,6 +188,12 @@ def to_rgb(frame: av.VideoFrame) -> np.ndarray:
 def _rotation_steps(degrees: float) -> int:
     """Quarter turns counter-clockwise for a display rotation; other angles are rounded to the nearest quarter."""
     return int(round(degrees / 90.0)) % 4
+
+
+def frame_time(frame: av.VideoFrame, start: float, index: int, info: VideoInfo) -> float:
+    """Seconds from the stream's first frame to `frame`, the `index`-th decoded; where it has no timestamp (raw
+    elementary streams: .h264, .hevc, .m4v), its index at the file's frame rate."""
+    return frame.time - start if frame.time is not None else index * info.frame_step / info.fps
 
 
 class VideoReader:
@@ -215,6 +232,12 @@ class VideoReader:
         else:
             duration = (s.frames or 0) / fps
         frames = s.frames or int(round(duration * fps))
+        if not frames:  # a raw elementary stream (.h264, .hevc, .m4v): no container states its length or rate
+            # FFmpeg's average rate for such a stream is its 25 fps default; the rate the stream itself codes (H.264's
+            # VUI timing, MPEG-4's time base), which its frame times follow, is the guessed rate.
+            fps = float(s.guessed_rate or 0) or fps
+            frames = _count_packets(self.path)
+            duration = frames / fps
         step, source_fps = frame_step_of(c.metadata)
         if step > 1:  # a copy keeping every step-th frame: the source's rate, and its frame count
             fps, frames = source_fps, (s.frames * step if s.frames else int(round(duration * source_fps)))
@@ -254,7 +277,7 @@ class VideoReader:
             out, overshot, count = [], False, 0
             try:
                 for frame in self._container.decode(self._stream):
-                    t = frame.time - self._start if frame.time is not None else count * self.info.frame_step / fps
+                    t = frame_time(frame, self._start, count, self.info)
                     count += 1
                     # Past the window before reaching it: the first frame at or after start - tol lies within
                     # one of the file's frame periods of it (frame_step / fps in a copy keeping every k-th frame).
@@ -443,12 +466,11 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
                 if count == 0:
                     rotation = getattr(frame, "rotation", 0) or 0
                     size = (frame.height, frame.width)
-                elif (frame.height, frame.width) != size:  # training could not stack its frames into a clip
-                    raise VideoError("undecodable", size_change(path, size, (frame.height, frame.width),
-                                                                (frame.time or 0.0) - reader._start))
+                t = frame_time(frame, reader._start, count, info)
+                if count and (frame.height, frame.width) != size:  # training could not stack them into a clip
+                    raise VideoError("undecodable", size_change(path, size, (frame.height, frame.width), t))
                 count += 1
-                if frame.time is not None:
-                    last = max(last, frame.time - reader._start)
+                last = max(last, t)
         except av.error.FFmpegError as err:
             raise VideoError("undecodable", f"{path}: decoding failed after {count} frame(s) ({err})") from None
     if count == 0:

@@ -41,7 +41,15 @@ from tqdm import tqdm
 
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
-from harness.data.decode import VideoError, VideoReader, _rotation_steps, frame_step_tag, require_whole, to_rgb
+from harness.data.decode import (
+    VideoError,
+    VideoReader,
+    _rotation_steps,
+    frame_step_tag,
+    frame_time,
+    require_whole,
+    to_rgb,
+)
 from harness.data.headers import read_header, write_headers
 from harness.io import read_json_object, require_writable_dir
 from harness.records import PrepareRecord
@@ -104,9 +112,8 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                 video.pix_fmt = "yuv420p"
                 turn = size = None
                 for index, frame in enumerate(source.decode(stream)):
+                    last = max(last, frame_time(frame, reader._start, decoded, reader.info))
                     decoded += 1
-                    if frame.time is not None:
-                        last = max(last, frame.time - reader._start)
                     if index % step:
                         continue
                     array = to_rgb(frame)

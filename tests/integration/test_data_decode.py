@@ -139,3 +139,14 @@ def test_a_clip_past_the_cut_of_a_cut_webm_is_truncated_not_its_last_frame_repea
         with pytest.raises(VideoError) as err:
             r.frames_at([k / 15 for k in range(0, 30, 4)])
     assert err.value.kind == "truncated" and str(cut) in str(err.value)
+
+
+@pytest.mark.parametrize("name, fmt", [("raw.h264", "h264"), ("camera.mp4", "h264"), ("raw.m4v", "m4v")])
+def test_a_raw_elementary_stream_has_its_frames_counted(tmp_path, name, fmt):
+    # A camera or encoder's raw stream (.h264, .m4v; also renamed .mp4) has no container to state its length or
+    # times: the reader counted 0 frames, so training skipped it as too short while `harness data check` passed it.
+    path = write_video(tmp_path / name, n=20, codec="mpeg4" if fmt == "m4v" else "libx264", fmt=fmt)
+    with VideoReader(path) as r:
+        assert r.info.frames == 20 and r.info.fps == pytest.approx(15) and r.info.duration == pytest.approx(20 / 15)
+        assert _index(r.frames_at([0.0, 5 / r.info.fps, 14 / r.info.fps])) == [0, 5, 14]
+    assert scan_video(path, min_frames=8).frames == 20
