@@ -47,15 +47,19 @@ def resnet50_keys() -> list[str]:
     return keys
 
 
-def _strip_prefix(state: dict) -> dict:
+def _strip_prefix(state: dict, path: Path) -> dict:
     """The ResNet's own entries of `state`, without the prefix a wrapper put before them ('module.' of
     DataParallel, 'backbone.' of mmpretrain/mmaction, 'model.' of Lightning, or several): the one before both
-    'conv1.weight' and 'layer1.0.conv1.weight'. Unchanged where there is none."""
+    'conv1.weight' and 'layer1.0.conv1.weight'. Unchanged where there is none or the plain keys are there. Several
+    networks (MoCo's query and key encoders) are a SpecError: which one to inflate is the user's choice."""
     tail = "layer1.0.conv1.weight"
-    prefixes = sorted(k[: -len(tail)] for k in state if isinstance(k, str) and k.endswith(tail)
-                      and f"{k[: -len(tail)]}conv1.weight" in state)
+    prefixes = sorted(k[: -len(tail)] for k in state if k.endswith(tail) and f"{k[: -len(tail)]}conv1.weight" in state)
     if not prefixes or not prefixes[0]:
         return state
+    if len(prefixes) > 1:
+        raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} ResNets (under "
+                        f"{', '.join(repr(p) for p in prefixes)}); save the one to inflate on its own, without the "
+                        f"prefix ({HOW_TO_SAVE}).")
     return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
 
 
@@ -98,7 +102,7 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
     if not isinstance(state, dict):
         raise SpecError(f"'model.pretrained': {path} holds a {type(state).__name__}, not a state dict "
                         f"({HOW_TO_SAVE}).")
-    state = _strip_prefix({k: v for k, v in state.items() if isinstance(k, str)})
+    state = _strip_prefix({k: v for k, v in state.items() if isinstance(k, str)}, path)
     other = _which_resnet(state)
     if other is not None:
         raise SpecError(f"'model.pretrained': {path} holds {other}; inflation needs a ResNet-50 "

@@ -91,6 +91,8 @@ def test_pretrained_weights_that_do_not_fit_are_named_before_training(tmp_path):
     assert "holds ResNet-18 (2, 2, 2, 2 basic blocks per stage)" in error(_fake_state("resnet18"))
     assert "holds ResNet-101 (3, 4, 23, 3 bottleneck blocks" in error(_fake_state("resnet101"))  # was inflated
     assert "holds a list, not a state dict" in error([1, 2])  # was an AttributeError
+    moco = {f"module.encoder_{e}.{k}": v for e in ("q", "k") for k, v in _fake_state().items()}
+    assert "holds 2 ResNets (under 'module.encoder_k.', 'module.encoder_q.')" in error({"state_dict": moco})
     message = error(nn.Linear(2, 2))  # a pickled module: torch's weights-only refusal, explained
     assert "pickled Python objects (torch.nn.modules.linear.Linear" in message
     assert "torch.save(model.state_dict(), path)" in message
