@@ -56,7 +56,7 @@ class VideoError(Exception):
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What the container says about a video's first video stream (sizes after rotation)."""
+    """What the container says about a video's video stream, the one FFmpeg picks (sizes after rotation)."""
 
     path: str
     width: int
@@ -146,11 +146,11 @@ def torchcodec_available() -> str | None:
     return None
 
 
-def _count_packets(path: Path) -> int:
-    """The number of frames (packets) of the first video stream of `path`, read without decoding them."""
+def _count_packets(path: Path, index: int) -> int:
+    """The number of frames (packets) of stream `index` of `path`, read without decoding them."""
     try:
         with av.open(str(path), metadata_errors="ignore") as container:
-            return sum(1 for packet in container.demux(video=0) if packet.size)
+            return sum(1 for packet in container.demux(container.streams[index]) if packet.size)
     except _OPEN_ERRORS:
         return 0  # unreadable past its header: decoding will say so
 
@@ -213,7 +213,9 @@ class VideoReader:
         if not self._container.streams.video:
             self._container.close()
             raise VideoError("no_video_stream", f"{self.path} has no video stream")
-        self._stream = stream = self._container.streams.video[0]
+        # The video stream FFmpeg's own tools (and torchcodec) pick: the main video, not a cover picture or a still
+        # poster track a file may carry as a video stream before it.
+        self._stream = stream = self._container.streams.best("video") or self._container.streams.video[0]
         stream.thread_type = "AUTO"
         stream.codec_context.thread_count = max(1, threads)
         self._tb = float(stream.time_base) if stream.time_base else 0.0
@@ -236,7 +238,7 @@ class VideoReader:
             # FFmpeg's average rate for such a stream is its 25 fps default; the rate the stream itself codes (H.264's
             # VUI timing, MPEG-4's time base), which its frame times follow, is the guessed rate.
             fps = float(s.guessed_rate or 0) or fps
-            frames = _count_packets(self.path)
+            frames = _count_packets(self.path, s.index)
             duration = frames / fps
         step, source_fps = frame_step_of(c.metadata)
         if step > 1:  # a copy keeping every step-th frame: the source's rate, and its frame count

@@ -150,3 +150,25 @@ def test_a_raw_elementary_stream_has_its_frames_counted(tmp_path, name, fmt):
         assert r.info.frames == 20 and r.info.fps == pytest.approx(15) and r.info.duration == pytest.approx(20 / 15)
         assert _index(r.frames_at([0.0, 5 / r.info.fps, 14 / r.info.fps])) == [0, 5, 14]
     assert scan_video(path, min_frames=8).frames == 20
+
+
+def test_the_main_video_stream_is_read_where_a_still_picture_stream_comes_first(tmp_path):
+    # A Matroska file may carry a one-picture video stream (a cover or poster) before the video itself: the reader
+    # took the first video stream, a single frame, and training skipped the video as too short.
+    import av
+
+    path = tmp_path / "poster.mkv"
+    with av.open(str(path), "w") as c:
+        poster = c.add_stream("mjpeg", rate=1)
+        poster.width, poster.height, poster.pix_fmt = 48, 32, "yuvj420p"
+        video = c.add_stream("libx264", rate=15)
+        video.width, video.height, video.pix_fmt = 48, 32, "yuv420p"
+        c.mux(poster.encode(av.VideoFrame.from_ndarray(np.full((32, 48, 3), 200, np.uint8), format="rgb24")))
+        c.mux(poster.encode())
+        for a in frames_pattern(16, 32, 48):
+            c.mux(video.encode(av.VideoFrame.from_ndarray(a, format="rgb24")))
+        c.mux(video.encode())
+    with VideoReader(path) as r:
+        assert (r.info.codec, r.info.frames) == ("h264", 16)
+        assert _index(r.frames_at([0.0, 9 / 15])) == [0, 9]
+    assert scan_video(path, min_frames=8).frames == 16
