@@ -67,22 +67,37 @@ def test_bad_files_each_get_their_reason(tmp_path):
     assert scan_video(webm, min_frames=4).frames == 30
 
 
-def test_audio_is_ignored(tmp_path):
+def _video_with_another_stream(path, other: str, n: int = 10):
+    """`n` frames of frames_pattern (48×32 H.264 at 15 fps) muxed with another stream: "audio" (AAC, after the
+    video), "audio first" (before it) or "poster" (a one-picture MJPEG video stream before it, as a cover or poster
+    track)."""
     import av
 
-    path = tmp_path / "av.mp4"
     with av.open(str(path), "w") as c:
+        poster = c.add_stream("mjpeg", rate=1) if other == "poster" else None
+        a = c.add_stream("aac", rate=16000) if other == "audio first" else None
         v = c.add_stream("libx264", rate=15)
         v.width, v.height, v.pix_fmt = 48, 32, "yuv420p"
-        a = c.add_stream("aac", rate=16000)
-        for i, f in enumerate(frames_pattern(10, 32, 48)):
+        a = c.add_stream("aac", rate=16000) if other == "audio" else a
+        if poster is not None:
+            poster.width, poster.height, poster.pix_fmt = 48, 32, "yuvj420p"
+            c.mux(poster.encode(av.VideoFrame.from_ndarray(np.full((32, 48, 3), 200, np.uint8), format="rgb24")))
+            c.mux(poster.encode())
+        for i, f in enumerate(frames_pattern(n, 32, 48)):
             c.mux(v.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
-            samples = np.zeros((1, 1024), np.float32)
-            frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
-            frame.rate, frame.pts = 16000, i * 1024
-            c.mux(a.encode(frame))
+            if a is not None:
+                frame = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+                frame.rate, frame.pts = 16000, i * 1024
+                c.mux(a.encode(frame))
         c.mux(v.encode())
-        c.mux(a.encode())
+        if a is not None:
+            c.mux(a.encode())
+    return path
+
+
+@pytest.mark.parametrize("audio", ["audio", "audio first"])
+def test_audio_is_ignored(tmp_path, audio):
+    path = _video_with_another_stream(tmp_path / "av.mp4", audio)
     assert _index(read_clip(path, [4 / 15])) == [4]
     assert scan_video(path).frames == 10
 
@@ -155,19 +170,7 @@ def test_a_raw_elementary_stream_has_its_frames_counted(tmp_path, name, fmt):
 def test_the_main_video_stream_is_read_where_a_still_picture_stream_comes_first(tmp_path):
     # A Matroska file may carry a one-picture video stream (a cover or poster) before the video itself: the reader
     # took the first video stream, a single frame, and training skipped the video as too short.
-    import av
-
-    path = tmp_path / "poster.mkv"
-    with av.open(str(path), "w") as c:
-        poster = c.add_stream("mjpeg", rate=1)
-        poster.width, poster.height, poster.pix_fmt = 48, 32, "yuvj420p"
-        video = c.add_stream("libx264", rate=15)
-        video.width, video.height, video.pix_fmt = 48, 32, "yuv420p"
-        c.mux(poster.encode(av.VideoFrame.from_ndarray(np.full((32, 48, 3), 200, np.uint8), format="rgb24")))
-        c.mux(poster.encode())
-        for a in frames_pattern(16, 32, 48):
-            c.mux(video.encode(av.VideoFrame.from_ndarray(a, format="rgb24")))
-        c.mux(video.encode())
+    path = _video_with_another_stream(tmp_path / "poster.mkv", "poster", n=16)
     with VideoReader(path) as r:
         assert (r.info.codec, r.info.frames) == ("h264", 16)
         assert _index(r.frames_at([0.0, 9 / 15])) == [0, 9]
