@@ -49,14 +49,15 @@ def test_kinetics_official_csv(tmp_path):
         write_video(tmp_path / "train" / f"{yid}_{a:06d}_{b:06d}.mp4")
     (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "val.csv").write_text("label,youtube_id,time_start,time_end,split\nzumba,DDD,1,11,val\n"
-                                      "yoga,EEE,0,10,val\n,FFF,0,10,val\n")
+                                      "yoga,EEE,0,10,val\n,FFF,0,10,val\nzumba,GGG\n")  # the last row cut short
     ann = load_annotations("kinetics400", tmp_path, "train")
     assert ann.classes == ("abseiling", "air drumming", "zumba")  # sorted alphabetically, as the reference
     assert [r.label for r in ann.records] == [0, 2, 1]
     assert all(r.path.is_file() for r in ann.records)
     with pytest.raises(AnnotationError) as err:
         load_annotations("kinetics400", tmp_path, "val")
-    assert [(p.line, p.reason.split(" ")[0]) for p in err.value.problems] == [(3, "unknown"), (4, "missing")]
+    assert [(p.line, p.reason.split(" ")[0]) for p in err.value.problems] == [(3, "unknown"), (4, "missing"),
+                                                                              (5, "bad")]
     assert "val.csv" in err.value.problems[0].file
 
 
