@@ -87,7 +87,7 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
         # torch refuses to unpickle objects other than tensors and plain containers (that could run code), and
         # names the first class it met; anything else is a file that is no pickle at all.
         found = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
-        if found is None:  # torch's advice to retry with weights_only=False does not apply: say what failed
+        if found is None:  # torch's advice to retry without the weights-only unpickler does not apply: say what failed
             why = re.search(r"WeightsUnpickler error:\s*(.+)", str(err))
             raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint (it cannot be "
                             f"unpickled: {why.group(1) if why else type(err).__name__}).") from None
