@@ -37,6 +37,7 @@ from types import SimpleNamespace
 import torch
 
 from harness.models.fused_bn import dense_memory_format
+from harness.models.triton_launch import DirectLaunch
 
 try:
     import triton
@@ -252,6 +253,13 @@ def _kernels() -> dict:
     return {fn.__name__.lstrip("_"): triton.jit(fn) for fn in _KERNELS}
 
 
+@cache
+def _launchers() -> dict:
+    """The kernels behind launchers that skip Triton's per-launch dispatch once a specialisation has compiled
+    (eager steps: the host's time per launch falls to about a CUDA launch's; :mod:`harness.models.triton_launch`)."""
+    return {name: DirectLaunch(fn) for name, fn in _kernels().items()}
+
+
 def _require_device(x: torch.Tensor) -> None:
     # Triton's interpreter runs the kernels on CPU tensors, but only if TRITON_INTERPRET=1 was set before triton
     # was first imported (its own helpers such as tl.sum are kernels too).
@@ -281,8 +289,12 @@ class _Layout:
 
 
 def _layout(x: torch.Tensor, splits: int) -> _Layout:
-    c = x.shape[1]
-    rows_per_group = x.numel() // c // splits
+    return _layout_for(x.shape[1], x.numel() // x.shape[1], splits)
+
+
+@cache  # a layer meets the same few shapes every step: eagerly, working the layout out again costs the host
+def _layout_for(c: int, rows: int, splits: int) -> _Layout:
+    rows_per_group = rows // splits
     block_c = min(MAX_BLOCK_C, triton.next_power_of_2(c))
     block_r = TILE // block_c
     channel_blocks = math.ceil(c / block_c)
@@ -306,7 +318,7 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,
                 running_mean: torch.Tensor | None, running_var: torch.Tensor | None, factor: float):
         _require_device(x)
-        k = _kernels()
+        k = _launchers()
         lay = _layout(x, splits)
         c, per_group, progs, blocks = lay.channels, lay.rows_per_group, lay.progs_per_group, lay.channel_blocks
         rows = _rows(x)
@@ -315,18 +327,18 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
         y = torch.empty(x.shape, device=x.device, dtype=x.dtype, memory_format=torch.channels_last_3d)
         # Few allocations and small ops: eagerly each costs the host more than its kernel costs the GPU.
         partials = torch.empty(2, splits * progs, c, device=x.device, dtype=torch.float32)
-        k["stats"][(splits * progs, blocks)](rows, partials, per_group, c, lay.rows_per_prog, progs,
-                                             BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
+        k["stats"]((splits * progs, blocks), rows, partials, per_group, c, lay.rows_per_prog, progs,
+                   BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         stats = torch.empty(5, splits, c, device=x.device, dtype=torch.float32)
         update = running_mean is not None
-        k["finish_stats"][(blocks,)](partials, weight, bias, stats, running_mean if update else stats,
-                                     running_var if update else stats, per_group, c, lay.rows_per_prog, progs, splits,
-                                     eps, float(max(per_group - 1, 1)), factor, UPDATE_RUNNING=update,
-                                     BLOCK_P=lay.block_p, BLOCK_C=lay.block_c)
+        k["finish_stats"]((blocks,), partials, weight, bias, stats, running_mean if update else stats,
+                          running_var if update else stats, per_group, c, lay.rows_per_prog, progs, splits, eps,
+                          float(max(per_group - 1, 1)), float(factor), UPDATE_RUNNING=update, BLOCK_P=lay.block_p,
+                          BLOCK_C=lay.block_c)
         mean, invstd, scale, shift, var = stats.unbind(0)
         per_group_blocks = math.ceil(per_group / lay.block_r)
-        k["normalise"][(splits * per_group_blocks, blocks)](rows, y, scale, shift, per_group, c, per_group_blocks,
-                                                            BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
+        k["normalise"]((splits * per_group_blocks, blocks), rows, y, scale, shift, per_group, c, per_group_blocks,
+                       BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         ctx.save_for_backward(rows, weight, mean, invstd)
         ctx.splits, ctx.memory_format = splits, dense_memory_format(x)
         ctx.mark_non_differentiable(mean, var)
@@ -336,25 +348,24 @@ class TritonSubBatchBatchNorm(torch.autograd.Function):
     def backward(ctx, grad_out: torch.Tensor, _mean_grad, _var_grad):
         rows, weight, mean, invstd = ctx.saved_tensors
         splits = ctx.splits
-        kern = _kernels()
+        kern = _launchers()
         lay = _layout(grad_out, splits)
         c, per_group, progs, blocks = lay.channels, lay.rows_per_group, lay.progs_per_group, lay.channel_blocks
         dy = _rows(grad_out)
         partials = torch.empty(2, splits * progs, c, device=rows.device, dtype=torch.float32)
-        kern["grad_sums"][(splits * progs, blocks)](rows, dy, mean, invstd, partials, per_group, c,
-                                                    lay.rows_per_prog, progs, BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
+        kern["grad_sums"]((splits * progs, blocks), rows, dy, mean, invstd, partials, per_group, c,
+                          lay.rows_per_prog, progs, BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
         sums = torch.empty(2, splits, c, device=rows.device, dtype=torch.float32)  # (sum of dy, of dy·x̂) per group
         grads = torch.empty(2, c, device=rows.device, dtype=weight.dtype)  # the weight's and the bias's
-        kern["finish_grads"][(blocks,)](partials, sums, grads[0], grads[1], c, progs, splits, BLOCK_P=lay.block_p,
-                                        BLOCK_C=lay.block_c)
+        kern["finish_grads"]((blocks,), partials, sums, grads[0], grads[1], c, progs, splits, BLOCK_P=lay.block_p,
+                             BLOCK_C=lay.block_c)
         grad_x = None
         if ctx.needs_input_grad[0]:
             dx = torch.empty_like(rows)
             per_group_blocks = math.ceil(per_group / lay.block_r)
             sum_dy, sum_dy_xhat = sums.unbind(0)
-            kern["grad_input"][(splits * per_group_blocks, blocks)](
-                rows, dy, dx, mean, invstd, weight, sum_dy, sum_dy_xhat, per_group, c, per_group_blocks,
-                BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
+            kern["grad_input"]((splits * per_group_blocks, blocks), rows, dy, dx, mean, invstd, weight, sum_dy,
+                               sum_dy_xhat, per_group, c, per_group_blocks, BLOCK_R=lay.block_r, BLOCK_C=lay.block_c)
             grad_x = dx.movedim(-1, 1).contiguous(memory_format=ctx.memory_format)
         grad_w, grad_b = grads.unbind(0)
         return grad_x, grad_w, grad_b, None, None, None, None, None

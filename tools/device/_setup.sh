@@ -1,6 +1,9 @@
 # Sourced by the scripts here: wheels, paths, provenance, NCCL settings, a clock.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HARNESS_DATA_DIR=/root/hdata HARNESS_COMMIT=$1
+# Installed once per machine: scripts that run side by side (one per GPU) source this at the same time, and two
+# installs into one folder at once would break each other's files.
+[ -f /tmp/site/.installed ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl 2>/dev/null && touch /tmp/site/.installed; }
 # Stop at once, not after a call's worth of failing runs, where the wheels did not come (run
 # ../shared/tools/device-wheels.sh --nvdec here and carry .whl).
 python3 -c "import av, fvcore, hydra, omegaconf, tqdm" 2>/dev/null || {

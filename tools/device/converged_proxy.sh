@@ -1,6 +1,6 @@
 #!/bin/bash
-# Four GPUs, one run per GPU: proxy-scale runs in priority order (tools/device/converged_proxy.jobs: kinetics_main
-# and kinetics_ablation; or the file JOBS names, e.g. five_suites.jobs), one per GPU at a time, within the call's
+# Every GPU (or those GPUS names), one run per GPU: proxy-scale runs in priority order (tools/device/converged_proxy.jobs:
+# kinetics_main and kinetics_ablation; or the file JOBS names, e.g. five_suites.jobs), one per GPU at a time, within the call's
 # time. Call it again to continue: recorded runs are skipped, a run cut off resumes from its last epoch checkpoint
 # (outputs/ stays on a warm machine). Each run generates its synthetic data where it is not there yet (runs of
 # different datasets side by side, under a lock per dataset). First call: profiles the shapes of every suite in the job
@@ -65,8 +65,9 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     el "gpu $1: $suite $variant seed $seed $overrides exit $?"
   done < "$jobs"
 }
-for g in $(seq 0 $((ngpu - 2))); do worker $g & done
-(profile $((ngpu - 1)); worker $((ngpu - 1))) &
+gpus=(${GPUS:-$(seq 0 $((ngpu - 1)))})  # GPUS="1 2": only those, e.g. beside a measurement on GPU 0
+for g in "${gpus[@]:0:${#gpus[@]}-1}"; do worker $g & done
+(profile ${gpus[-1]}; worker ${gpus[-1]}) &
 wait
 el done
 grep -h "done in\|FAILED\|Error" $res/worker*.log | tail -40

@@ -1,0 +1,89 @@
+"""Launching Triton kernels at the host cost of a CUDA launch, for eager steps.
+
+`kernel[grid](*args)` goes through Triton's `JITFunction.run` every time: it binds the arguments, specialises each of
+them (dtype, 16-byte alignment of pointers, integers equal to 1 or divisible by 16), hashes that into a cache key,
+looks the compiled kernel up and only then launches it. Measured with cProfile on an H100 host that was about 60 µs
+a launch, six launches a layer's forward + backward for the sub-batch BN kernels: most of what made eager steps with
+them slower than cuDNN's plain BN (docs/gpu-notes.md). Under CUDA graphs none of it recurs.
+
+:class:`DirectLaunch` pays that once per specialisation: the first launch goes through Triton, which compiles the
+kernel and returns it; later launches whose arguments specialise the same way call the compiled kernel's own
+launcher (`CompiledKernel.run`, the C entry point `JITFunction.run` ends in) with the arguments in the same order.
+The key it keeps the compiled kernels under covers every property Triton specialises on, and more (every integer's
+divisibility by 16 and whether it is 1, every pointer's alignment and dtype, the constexprs, the device), so a cached
+kernel is only reused for arguments Triton would have given it too. Where the compiled kernel has no such launcher
+(Triton's interpreter on CPU tensors, a Triton whose internals differ) or a launch hook is set (Triton's profilers),
+every launch goes through Triton as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+try:
+    from triton import knobs as _knobs
+except ImportError:  # pragma: no cover - no Triton, or one without knobs: never launch directly
+    _knobs = None
+
+
+def _hooks_set() -> bool:
+    runtime = getattr(_knobs, "runtime", None)
+    return runtime is None or runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None
+
+
+def _spec(arg: Any) -> Any:
+    """What Triton may specialise `arg` on (a superset: two arguments with equal specs compile to one kernel)."""
+    if isinstance(arg, torch.Tensor):
+        return arg.dtype, arg.data_ptr() % 16 == 0
+    if isinstance(arg, bool):
+        return "b", arg
+    if isinstance(arg, int):
+        return "i", arg == 1, arg % 16 == 0, -2**31 <= arg < 2**31
+    if isinstance(arg, float):
+        return "f"
+    return type(arg), arg  # anything else (None, a dtype): by value, as Triton treats it as a constant
+
+
+def _can_launch_directly(kernel: Any) -> bool:
+    return all(hasattr(kernel, name) for name in ("run", "function", "packed_metadata"))
+
+
+class DirectLaunch:
+    """`DirectLaunch(jitted)(grid, *args, **constexprs)` launches as `jitted[grid](*args, **constexprs)` does.
+
+    Positional arguments are the kernel's leading parameters; keyword arguments must name all the rest (constexprs
+    included), so that the launcher gets every parameter in the kernel's order, as Triton passes them.
+    """
+
+    def __init__(self, jitted: Any):
+        self.jitted = jitted
+        self.compiled: dict[tuple, tuple[Any, tuple[str, ...]]] = {}  # key -> (kernel, names of the keywords)
+        self.enabled = _knobs is not None
+
+    def __call__(self, grid: tuple[int, ...], *args: Any, **constexprs: Any) -> None:
+        tensor = args[0]
+        if not (self.enabled and tensor.is_cuda) or _hooks_set():
+            self.jitted[grid](*args, **constexprs)
+            return
+        key = (tensor.device.index, tuple(map(_spec, args)), tuple(sorted(constexprs.items())))
+        found = self.compiled.get(key)
+        if found is None:
+            kernel = self.jitted[grid](*args, **constexprs)
+            rest = tuple(self.jitted.arg_names[len(args):])
+            if _can_launch_directly(kernel) and set(rest) == set(constexprs):
+                self.compiled[key] = kernel, rest
+            return
+        kernel, rest = found
+        gx, gy, gz = (*grid, 1, 1)[:3]
+        stream = _current_stream(tensor.device.index)
+        kernel.run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, None, None, None, *args,
+                   *(constexprs[name] for name in rest))
+
+
+def _current_stream(device: int) -> int:
+    """The raw CUDA stream Triton itself launches on (PyTorch's current stream: the capture stream in a graph)."""
+    from triton.runtime import driver
+
+    return driver.active.get_current_stream(device)
