@@ -29,8 +29,13 @@ except ImportError:  # pragma: no cover - no Triton, or one without knobs: never
 
 
 def _hooks_set() -> bool:
+    """Whether a launch hook is set (Triton's profilers set them): launches then go through Triton, which feeds them.
+    Triton 3.4+ keeps the hooks in chains that are never None but empty when unset."""
     runtime = getattr(_knobs, "runtime", None)
-    return runtime is None or runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None
+    if runtime is None:
+        return True
+    hooks = (runtime.launch_enter_hook, runtime.launch_exit_hook)
+    return any(hook is not None and bool(getattr(hook, "calls", True)) for hook in hooks)
 
 
 def _spec(arg: Any) -> Any:

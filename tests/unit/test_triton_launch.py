@@ -11,7 +11,7 @@ import torch
 triton = pytest.importorskip("triton")
 
 from harness.models import triton_bn  # noqa: E402
-from harness.models.triton_launch import _spec  # noqa: E402
+from harness.models.triton_launch import _hooks_set, _spec  # noqa: E402
 
 
 def _triton_specialisation(arg):
@@ -33,6 +33,19 @@ def test_arguments_with_one_direct_launch_key_specialise_alike_in_triton():
     for same_key in specs.values():
         for a, b in itertools.combinations(same_key, 2):
             assert _triton_specialisation(a) == _triton_specialisation(b), (a, b)
+
+
+def test_no_launch_hook_is_seen_where_none_is_set_and_one_is_where_a_profiler_adds_it():
+    from triton import knobs
+
+    assert not _hooks_set()  # else every launch would go through Triton's dispatch (its chains are never None)
+    hook = lambda *args: None  # noqa: E731
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        assert _hooks_set()
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    assert not _hooks_set()
 
 
 @pytest.mark.gpu
