@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 # Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
-REASONS = ("missing", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated", "too_short")
+REASONS = ("missing", "unreadable", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated",
+           "too_short")
 
 # A decoded span shorter than this share of the duration the container claims means data is missing (a
 # truncated Matroska/WebM file decodes without any error up to the cut).
@@ -155,14 +156,31 @@ def _count_packets(path: Path, index: int) -> int:
         return 0  # unreadable past its header: decoding will say so
 
 
+def unreadable(path: str | Path, err: OSError) -> VideoError:
+    """The VideoError of a file the file system refuses to open (permissions, most often): named with the fix."""
+    why = (err.strerror or str(err)).lower()
+    fix = " (give the user running the harness read access, e.g. chmod a+r)" if isinstance(err, PermissionError) else ""
+    return VideoError("unreadable", f"{path} cannot be opened: {why}{fix}")
+
+
 def _check_file(path: Path) -> None:
-    """VideoError for what needs no decoder to find: a missing path, a folder, an empty file."""
-    if not path.exists():
-        raise VideoError("missing", f"no such file {path}")
+    """VideoError for what needs no decoder to find: a missing path, a folder, an empty file, a file that cannot
+    be opened (FFmpeg would only say 'Permission denied', and the header sniffing after it would raise)."""
+    try:
+        size = path.stat().st_size
+    except (FileNotFoundError, NotADirectoryError):
+        raise VideoError("missing", f"no such file {path}") from None
+    except OSError as err:  # a folder on the way that may not be searched
+        raise unreadable(path, err) from None
     if not path.is_file():
         raise VideoError("not_a_video", f"{path} is a directory or special file, not a video file")
-    if path.stat().st_size == 0:
+    if size == 0:
         raise VideoError("empty", f"{path} is empty (0 bytes)")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as err:
+        raise unreadable(path, err) from None
 
 
 def _converts_on_one_thread() -> dict[str, int]:

@@ -32,7 +32,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 
 from harness.data.annotation_records import Action, AnnotationProblem, VideoRecord, first_line, text_lines
-from harness.data.decode import VideoError, VideoInfo
+from harness.data.decode import VideoError, VideoInfo, unreadable
 
 FRAME_LIST_HEADERS = ("original_vido_id", "original_video_id")  # PySlowFast's spelling, and the corrected one
 FRAME_LIST_COLUMNS = "original_vido_id video_id frame_id path labels"
@@ -189,6 +189,8 @@ def _read_frame(path: Path) -> torch.Tensor:
     except FileNotFoundError:
         raise VideoError("missing", f"frame file {path} does not exist (re-extract the video's frames or "
                                     f"remove it from the frame list)") from None
+    except PermissionError as err:
+        raise unreadable(f"frame file {path}", err) from None
     except OSError as err:
         raise VideoError("missing", f"frame file {path} cannot be read ({err})") from None
     if not data:
@@ -221,6 +223,8 @@ class FrameListReader:
                 width, height = image.size
         except FileNotFoundError:
             raise VideoError("missing", f"{self.path}: frame file {first} does not exist") from None
+        except PermissionError as err:
+            raise unreadable(f"{self.path}: frame file {first}", err) from None
         except (UnidentifiedImageError, OSError) as err:
             kind = "empty" if first.is_file() and first.stat().st_size == 0 else "undecodable"
             raise VideoError(kind, f"{self.path}: frame file {first} is not a readable image ({err})") from None
