@@ -55,11 +55,21 @@ class AnnotationError(SpecError):
         more = len(self.problems) - shown
         if more > 0:
             lines.append(f"... and {more} more (run 'harness data check' to list them all)")
-        super().__init__(f"{len(self.problems)} malformed annotation line(s):\n  " + "\n  ".join(lines))
+        what = "malformed annotation line(s)" if any(p.line for p in self.problems) else "annotation file problem(s)"
+        super().__init__(f"{len(self.problems)} {what}:\n  " + "\n  ".join(lines))
 
 
 class MissingAnnotations(AnnotationError):
     """The annotation files of a split are not where the layout expects them."""
+
+
+def unreadable_file(err: OSError, default: str | Path) -> AnnotationProblem:
+    """The problem of an annotation file (or a folder on its way) that cannot be opened, with the fix."""
+    path = err.filename or default
+    why = (err.strerror or str(err)).lower()
+    fix = (f"; give the user running the harness read access to it and search access to its folders (e.g. "
+           f"chmod a+r {path})") if isinstance(err, PermissionError) else ""
+    return AnnotationProblem(str(path), 0, f"cannot be read: {why}{fix}")
 
 
 # ---------------------------------------------------------------- reading annotation files as text

@@ -51,6 +51,7 @@ from harness.data.annotation_records import (
     first_line,
     read_text,
     text_lines,
+    unreadable_file,
 )
 from harness.data.frames import (
     CHARADES_FRAME_FPS,
@@ -517,7 +518,10 @@ def load_annotations(name: str, root: str | Path | None, split: str = "train", n
     root = Path(root).expanduser()
     if not root.is_dir():
         raise SpecError(f"'data.root' {str(root)!r} is not a directory.")
-    annotations = DATASETS[name](root, split, num_classes)
+    try:
+        annotations = DATASETS[name](root, split, num_classes)
+    except OSError as err:  # an annotation file, or a folder searched for one, the file system refuses
+        raise AnnotationError([unreadable_file(err, root)]) from None
     _warn_duplicates(annotations)
     return annotations
 

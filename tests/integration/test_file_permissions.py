@@ -66,3 +66,44 @@ def test_an_unreadable_frame_file_is_an_unusable_video(tmp_path):
     with denied(frame), pytest.raises(VideoError) as err:
         _read_frame(frame)
     assert err.value.kind == "unreadable" and str(err.value) == f"unreadable: frame file {frame} {PERMISSION}"
+
+
+CHARADES_ROW = ("id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
+                "A1,s,k,1,1,Yes,s,o,d,,3\n")
+SSV2_TRAIN = '[{"id": "1", "template": "Pushing [something]", "label": "pushing a pen", "placeholders": ["a pen"]}]'
+
+
+@pytest.mark.parametrize(("name", "files", "refused"), [
+    ("kinetics400", {"train.csv": "a.mp4 0\n"}, "train.csv"),
+    ("kinetics400", {"train.csv": "a.mp4 0\n", "classes.txt": "a\n"}, "classes.txt"),  # the label map
+    ("ssv2", {"labels.json": '{"Pushing something": "0"}', "train.json": SSV2_TRAIN}, "labels.json"),
+    ("ssv2", {"labels.json": '{"Pushing something": "0"}', "train.json": SSV2_TRAIN}, "train.json"),
+    ("charades", {"Charades_v1_train.csv": CHARADES_ROW}, "Charades_v1_train.csv"),
+])
+def test_an_unreadable_annotation_file_is_named_with_the_fix(tmp_path, name, files, refused):
+    from harness.data import AnnotationError, load_annotations
+
+    for file, text in files.items():
+        (tmp_path / file).write_text(text)
+    load_annotations(name, tmp_path, "train")  # readable, the files are fine
+    with denied(tmp_path / refused), pytest.raises(AnnotationError) as err:
+        load_annotations(name, tmp_path, "train")
+    assert [str(p) for p in err.value.problems] == [
+        f"{tmp_path / refused}: cannot be read: permission denied; give the user running the harness read access to "
+        f"it and search access to its folders (e.g. chmod a+r {tmp_path / refused})"]
+
+
+def test_an_unreadable_annotation_file_stops_train_and_data_check_before_any_work(root, tmp_path, capsys):
+    from harness.cli import main
+
+    out = tmp_path / "run"
+    with denied(root / "train.csv"):
+        code = main(["train", *tiny_overrides(root, out)])
+        err = capsys.readouterr().err
+        checked = main(["data", "check", "data.name=synthetic", f"data.root={root}", "data.num_classes=4"])
+        report = capsys.readouterr().out
+    assert code == 2 and "Traceback" not in err
+    assert f"harness train: error: 1 annotation file problem(s):\n  {root / 'train.csv'}: cannot be read: " \
+           f"permission denied; give the user running the harness read access" in err
+    assert not (out / "checkpoints").exists() and not (out / "record.json").exists()
+    assert checked == 1 and f"{root / 'train.csv'}: cannot be read: permission denied" in report
