@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.io import unreadable_reason
 from harness.spec import RunSpec, SpecError, check_key, did_you_mean, spec_from_dict
 
 DEFAULT_RECIPE = "k400_slowfast_r50_8x8"
@@ -65,6 +66,9 @@ def _recipe_tree(recipe: str) -> dict:
             cfg = hydra_compose(config_name="config", overrides=[f"recipe={recipe}"])
     except HydraException as err:
         raise SpecError(f"Could not compose recipe '{recipe}': {err}") from err
+    except OSError as err:  # a config file Hydra reads (config.yaml, the recipe, its defaults) the system refuses
+        raise SpecError(f"Could not compose recipe '{recipe}': {err.filename} {unreadable_reason(err.filename, err)}"
+                        ) from None
     finally:
         if outer is not None:
             GlobalHydra.instance().clear()

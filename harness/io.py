@@ -50,6 +50,16 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return value
 
 
+def unreadable_reason(path: str | Path, err: OSError) -> str:
+    """Why `path` cannot be read (`err` from opening it, or a folder on its way) and, where the file system's
+    permissions refuse it, the fix; for messages that name the file first."""
+    why = f"cannot be read: {(err.strerror or str(err)).lower()}"
+    if not isinstance(err, PermissionError):
+        return why
+    return (f"{why}; give the user running the harness read access to it and search access to its folders "
+            f"(e.g. chmod a+r {path})")
+
+
 def aside_path(path: Path) -> Path:
     """`path` with `-<UTC time>` appended to its name (then -2, -3, ... where taken): a free name under which to
     keep what the harness must not use again (a damaged record, an earlier run's checkpoints) rather than delete it."""

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from harness.config import compose, recipes, suites_dir
+from harness.io import unreadable_reason
 from harness.schedule import build_plan
 from harness.spec import DataSpec, RunSpec, SpecError, did_you_mean
 
@@ -128,6 +129,8 @@ def list_scales() -> list[str]:
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise SpecError(f"{path} {unreadable_reason(path, err)}") from None
     except yaml.YAMLError as err:
         raise SpecError(f"{path} is not valid YAML: {err}") from err
     if not isinstance(data, dict):

@@ -8,6 +8,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.io import unreadable_reason
 from harness.spec import SpecError
 
 
@@ -66,10 +67,7 @@ class MissingAnnotations(AnnotationError):
 def unreadable_file(err: OSError, default: str | Path) -> AnnotationProblem:
     """The problem of an annotation file (or a folder on its way) that cannot be opened, with the fix."""
     path = err.filename or default
-    why = (err.strerror or str(err)).lower()
-    fix = (f"; give the user running the harness read access to it and search access to its folders (e.g. "
-           f"chmod a+r {path})") if isinstance(err, PermissionError) else ""
-    return AnnotationProblem(str(path), 0, f"cannot be read: {why}{fix}")
+    return AnnotationProblem(str(path), 0, unreadable_reason(path, err))
 
 
 # ---------------------------------------------------------------- reading annotation files as text

@@ -37,6 +37,8 @@ import av
 import numpy as np
 import torch
 
+from harness.io import unreadable_reason
+
 # Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
 REASONS = ("missing", "unreadable", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated",
            "too_short")
@@ -156,11 +158,10 @@ def _count_packets(path: Path, index: int) -> int:
         return 0  # unreadable past its header: decoding will say so
 
 
-def unreadable(path: str | Path, err: OSError) -> VideoError:
-    """The VideoError of a file the file system refuses to open (permissions, most often): named with the fix."""
-    why = (err.strerror or str(err)).lower()
-    fix = " (give the user running the harness read access, e.g. chmod a+r)" if isinstance(err, PermissionError) else ""
-    return VideoError("unreadable", f"{path} cannot be opened: {why}{fix}")
+def unreadable(path: str | Path, err: OSError, what: str = "") -> VideoError:
+    """The VideoError of a file the file system refuses to open (permissions, most often), named (after `what`)
+    with the fix."""
+    return VideoError("unreadable", f"{what}{path} {unreadable_reason(path, err)}")
 
 
 def _check_file(path: Path) -> None:

@@ -190,7 +190,7 @@ def _read_frame(path: Path) -> torch.Tensor:
         raise VideoError("missing", f"frame file {path} does not exist (re-extract the video's frames or "
                                     f"remove it from the frame list)") from None
     except PermissionError as err:
-        raise unreadable(f"frame file {path}", err) from None
+        raise unreadable(path, err, "frame file ") from None
     except OSError as err:
         raise VideoError("missing", f"frame file {path} cannot be read ({err})") from None
     if not data:
@@ -224,7 +224,7 @@ class FrameListReader:
         except FileNotFoundError:
             raise VideoError("missing", f"{self.path}: frame file {first} does not exist") from None
         except PermissionError as err:
-            raise unreadable(f"{self.path}: frame file {first}", err) from None
+            raise unreadable(first, err, f"{self.path}: frame file ") from None
         except (UnidentifiedImageError, OSError) as err:
             kind = "empty" if first.is_file() and first.stat().st_size == 0 else "undecodable"
             raise VideoError(kind, f"{self.path}: frame file {first} is not a readable image ({err})") from None

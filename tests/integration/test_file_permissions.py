@@ -17,7 +17,11 @@ from ..permissions import denied
 from .conftest import tiny_synthetic
 from .test_train_reliability import tiny_overrides
 
-PERMISSION = "cannot be opened: permission denied (give the user running the harness read access, e.g. chmod a+r)"
+
+def refused(path: Path) -> str:
+    """What a message says after the name of `path`, a file the file system refuses."""
+    return (f"cannot be read: permission denied; give the user running the harness read access to it and search "
+            f"access to its folders (e.g. chmod a+r {path})")
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +49,10 @@ def test_an_unreadable_video_is_skipped_and_counted_by_check_train_and_cache(roo
         record = train(compose(tiny_overrides(root, tmp_path / "run")))
         cache = build_frame_cache(root, tmp_path / "cache", num_classes=4, workers=1, progress=False)
     assert code == 1 and "2 unreadable" in out
-    assert all(f"{v}: unreadable: {v} {PERMISSION}" in out for v in videos)
+    assert all(f"{v}: unreadable: {v} {refused(v)}" in out for v in videos)
     bad = record["bad_videos"]
     assert bad["by_reason"] == {"unreadable": 2} and bad["failed_reads"] >= 2
-    assert {f["path"]: f["reason"] for f in bad["files"]} == {str(v): f"unreadable: {v} {PERMISSION}" for v in videos}
+    assert {f["path"]: f["reason"] for f in bad["files"]} == {str(v): f"unreadable: {v} {refused(v)}" for v in videos}
     assert (record["final"]["videos"], record["final"]["videos_scored"]) == (4, 3)  # evaluation skips it too
     index = json.loads((tmp_path / "cache" / "index.json").read_text())
     assert {k: v["reason"] for k, v in index["bad"].items()} == {str(v.relative_to(root)): "unreadable" for v in videos}
@@ -65,7 +69,7 @@ def test_an_unreadable_frame_file_is_an_unusable_video(tmp_path):
     Image.new("RGB", (8, 8)).save(frame)
     with denied(frame), pytest.raises(VideoError) as err:
         _read_frame(frame)
-    assert err.value.kind == "unreadable" and str(err.value) == f"unreadable: frame file {frame} {PERMISSION}"
+    assert err.value.kind == "unreadable" and str(err.value) == f"unreadable: frame file {frame} {refused(frame)}"
 
 
 CHARADES_ROW = ("id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
@@ -73,24 +77,22 @@ CHARADES_ROW = ("id,subject,scene,quality,relevance,verified,script,objects,desc
 SSV2_TRAIN = '[{"id": "1", "template": "Pushing [something]", "label": "pushing a pen", "placeholders": ["a pen"]}]'
 
 
-@pytest.mark.parametrize(("name", "files", "refused"), [
+@pytest.mark.parametrize(("name", "files", "file"), [
     ("kinetics400", {"train.csv": "a.mp4 0\n"}, "train.csv"),
     ("kinetics400", {"train.csv": "a.mp4 0\n", "classes.txt": "a\n"}, "classes.txt"),  # the label map
     ("ssv2", {"labels.json": '{"Pushing something": "0"}', "train.json": SSV2_TRAIN}, "labels.json"),
     ("ssv2", {"labels.json": '{"Pushing something": "0"}', "train.json": SSV2_TRAIN}, "train.json"),
     ("charades", {"Charades_v1_train.csv": CHARADES_ROW}, "Charades_v1_train.csv"),
 ])
-def test_an_unreadable_annotation_file_is_named_with_the_fix(tmp_path, name, files, refused):
+def test_an_unreadable_annotation_file_is_named_with_the_fix(tmp_path, name, files, file):
     from harness.data import AnnotationError, load_annotations
 
-    for file, text in files.items():
-        (tmp_path / file).write_text(text)
+    for each, text in files.items():
+        (tmp_path / each).write_text(text)
     load_annotations(name, tmp_path, "train")  # readable, the files are fine
-    with denied(tmp_path / refused), pytest.raises(AnnotationError) as err:
+    with denied(tmp_path / file), pytest.raises(AnnotationError) as err:
         load_annotations(name, tmp_path, "train")
-    assert [str(p) for p in err.value.problems] == [
-        f"{tmp_path / refused}: cannot be read: permission denied; give the user running the harness read access to "
-        f"it and search access to its folders (e.g. chmod a+r {tmp_path / refused})"]
+    assert [str(p) for p in err.value.problems] == [f"{tmp_path / file}: {refused(tmp_path / file)}"]
 
 
 def test_an_unreadable_annotation_file_stops_train_and_data_check_before_any_work(root, tmp_path, capsys):
@@ -103,7 +105,30 @@ def test_an_unreadable_annotation_file_stops_train_and_data_check_before_any_wor
         checked = main(["data", "check", "data.name=synthetic", f"data.root={root}", "data.num_classes=4"])
         report = capsys.readouterr().out
     assert code == 2 and "Traceback" not in err
-    assert f"harness train: error: 1 annotation file problem(s):\n  {root / 'train.csv'}: cannot be read: " \
-           f"permission denied; give the user running the harness read access" in err
+    csv = root / "train.csv"
+    assert f"harness train: error: 1 annotation file problem(s):\n  {csv}: {refused(csv)}\n" in err
     assert not (out / "checkpoints").exists() and not (out / "record.json").exists()
-    assert checked == 1 and f"{root / 'train.csv'}: cannot be read: permission denied" in report
+    assert checked == 1 and f"{csv}: {refused(csv)}\n" in report
+
+
+@pytest.mark.parametrize(("file", "command"), [
+    ("config.yaml", ["plan"]),
+    ("recipe/k400_i3d_r50.yaml", ["plan", "recipe=k400_i3d_r50"]),
+    ("experiments/smoke.yaml", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run"]),
+    ("scales/smoke.yaml", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run"]),
+])
+def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, capsys, file, command):
+    from harness.cli import main
+    from harness.config import _recipe_tree, suites_dir
+
+    suites = Path(shutil.copytree(suites_dir(), tmp_path / "suites"))
+    monkeypatch.setenv("HARNESS_SUITES_DIR", str(suites))
+    _recipe_tree.cache_clear()  # recipes composed from the checkout's suites/ earlier in this process
+    try:
+        with denied(suites / file):
+            code = main(command)
+    finally:
+        _recipe_tree.cache_clear()
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{suites / file} {refused(suites / file)}\n" in err and err.startswith(f"harness {command[0]}: error: ")
