@@ -28,27 +28,26 @@ except ImportError:  # pragma: no cover - no Triton, or one without knobs: never
     _knobs = None
 
 
+_runtime = getattr(_knobs, "runtime", None)
+
+
+def _is_set(hook: Any) -> bool:
+    # Triton 3.4+ keeps each hook in a chain that is never None, empty when unset
+    return hook is not None and bool(getattr(hook, "calls", True))
+
+
 def _hooks_set() -> bool:
-    """Whether a launch hook is set (Triton's profilers set them): launches then go through Triton, which feeds them.
-    Triton 3.4+ keeps the hooks in chains that are never None but empty when unset."""
-    runtime = getattr(_knobs, "runtime", None)
-    if runtime is None:
-        return True
-    hooks = (runtime.launch_enter_hook, runtime.launch_exit_hook)
-    return any(hook is not None and bool(getattr(hook, "calls", True)) for hook in hooks)
+    """Whether a launch hook is set (Triton's profilers set them): launches then go through Triton, which feeds them."""
+    return _runtime is None or _is_set(_runtime.launch_enter_hook) or _is_set(_runtime.launch_exit_hook)
 
 
-def _spec(arg: Any) -> Any:
-    """What Triton may specialise `arg` on (a superset: two arguments with equal specs compile to one kernel)."""
-    if isinstance(arg, torch.Tensor):
-        return arg.dtype, arg.data_ptr() % 16 == 0
-    if isinstance(arg, bool):
-        return "b", arg
-    if isinstance(arg, int):
-        return "i", arg == 1, arg % 16 == 0, -2**31 <= arg < 2**31
-    if isinstance(arg, float):
-        return "f"
-    return type(arg), arg  # anything else (None, a dtype): by value, as Triton treats it as a constant
+def _key(device: int | None, args: tuple, constexprs: dict[str, Any]) -> tuple:
+    """What a compiled kernel is kept under: more than Triton specialises on, so two launches with one key compile to
+    one kernel. Tensors by dtype and whether their address is 16-byte aligned; everything else by type and value
+    (Triton specialises integers on being 1, on divisibility by 16 and on their width: equal values agree on all).
+    Cheap on purpose: it is computed at every launch."""
+    return (device, *[(a.dtype, not a.data_ptr() & 15) if isinstance(a, torch.Tensor) else (type(a), a) for a in args],
+            *constexprs.items())
 
 
 def _can_launch_directly(kernel: Any) -> bool:
@@ -65,14 +64,16 @@ class DirectLaunch:
     def __init__(self, jitted: Any):
         self.jitted = jitted
         self.compiled: dict[tuple, tuple[Any, tuple[str, ...]]] = {}  # key -> (kernel, names of the keywords)
-        self.enabled = _knobs is not None
+        self.enabled = _runtime is not None
+        self._stream_of = None  # Triton's own way to the current raw CUDA stream, once its driver is up
 
     def __call__(self, grid: tuple[int, ...], *args: Any, **constexprs: Any) -> None:
         tensor = args[0]
         if not (self.enabled and tensor.is_cuda) or _hooks_set():
             self.jitted[grid](*args, **constexprs)
             return
-        key = (tensor.device.index, tuple(map(_spec, args)), tuple(sorted(constexprs.items())))
+        device = tensor.get_device()
+        key = _key(device, args, constexprs)
         found = self.compiled.get(key)
         if found is None:
             kernel = self.jitted[grid](*args, **constexprs)
@@ -81,14 +82,11 @@ class DirectLaunch:
                 self.compiled[key] = kernel, rest
             return
         kernel, rest = found
+        if self._stream_of is None:
+            from triton.runtime import driver
+
+            # PyTorch's current stream (the capture stream inside a CUDA graph), as Triton's dispatch finds it
+            self._stream_of = driver.active.get_current_stream
         gx, gy, gz = (*grid, 1, 1)[:3]
-        stream = _current_stream(tensor.device.index)
-        kernel.run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, None, None, None, *args,
-                   *(constexprs[name] for name in rest))
-
-
-def _current_stream(device: int) -> int:
-    """The raw CUDA stream Triton itself launches on (PyTorch's current stream: the capture stream in a graph)."""
-    from triton.runtime import driver
-
-    return driver.active.get_current_stream(device)
+        kernel.run(gx, gy, gz, self._stream_of(device), kernel.function, kernel.packed_metadata, None, None, None,
+                   *args, *(constexprs[name] for name in rest))

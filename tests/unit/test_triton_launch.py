@@ -11,7 +11,7 @@ import torch
 triton = pytest.importorskip("triton")
 
 from harness.models import triton_bn  # noqa: E402
-from harness.models.triton_launch import _hooks_set, _spec  # noqa: E402
+from harness.models.triton_launch import _hooks_set, _key  # noqa: E402
 
 
 def _triton_specialisation(arg):
@@ -28,7 +28,7 @@ def test_arguments_with_one_direct_launch_key_specialise_alike_in_triton():
                  base.to(torch.bfloat16)[1:]]
     specs = {}
     for arg in arguments:
-        specs.setdefault(_spec(arg), []).append(arg)
+        specs.setdefault(_key(0, (arg,), {}), []).append(arg)
     assert len(specs) > 8  # the key does tell arguments apart
     for same_key in specs.values():
         for a, b in itertools.combinations(same_key, 2):
