@@ -82,7 +82,7 @@ def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     import fcntl
 
     root = Path(synthetic_paths(scale)[0])
-    root.parent.mkdir(parents=True, exist_ok=True)
+    require_writable_dir(root.parent, "HARNESS_DATA_DIR")  # the lock, the data and its cache go there
     with open(root.with_name(f".{root.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _prepare_synthetic(scale)

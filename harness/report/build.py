@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from harness.io import read_json_object, write_text_atomic
+from harness.io import read_json_object, require_writable_dir, write_text_atomic
 from harness.provenance import provenance_of
 from harness.report import figures, verdict
 from harness.report.inputs import (
@@ -598,6 +598,7 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         raise FewerRecords(f"{folder / 'index.html'} was built from {before} run records, but "
                            f"{results_dir / suite} holds {len(records)}: refusing to replace it with a report of "
                            f"fewer records.")
+    require_writable_dir(folder, "--out")  # before the report is built, and before the index is rewritten
     others: list[str] = []  # the other records' problems, named relative to results_dir
     profiles = _suite_profiles(results_dir, suite, others)
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.

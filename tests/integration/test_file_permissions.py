@@ -132,3 +132,24 @@ def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert f"{suites / file} {refused(suites / file)}\n" in err and err.startswith(f"harness {command[0]}: error: ")
+
+
+@pytest.mark.parametrize(("key", "command"), [
+    ("output_dir", ["train", "scale=smoke", "output_dir={ro}/run"]),
+    ("HARNESS_DATA_DIR", ["train", "scale=smoke", "output_dir={tmp}/run"]),
+    ("HARNESS_DATA_DIR", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", "{tmp}/results"]),
+    ("--out", ["report", "--suite", "kinetics_main", "--out", "{ro}/reports"]),
+    ("--out", ["data", "synth", "--out", "{ro}/synth", "--videos", "2"]),
+])
+def test_an_unwritable_output_folder_is_named_before_any_work(tmp_path, monkeypatch, capsys, key, command):
+    from harness.cli import main
+
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(ro / "data"))
+    with denied(ro, mode=0o555):
+        code = main([c.format(ro=ro, tmp=tmp_path) for c in command])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"error: '{key}' '{ro}/" in err and f"is not a writable folder (Permission denied). Set {key} to" in err
+    assert not any(ro.iterdir()) and not list(tmp_path.glob("run/*"))  # the run folder may be made, empty
