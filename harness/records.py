@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.io import unreadable_reason
 from harness.provenance import provenance
+from harness.spec import SpecError
 
 # The metadata of a field some records lack: left out of `to_dict()` while None (readers test for the key).
 OPTIONAL = {"optional": True}
@@ -261,9 +263,13 @@ def run_record_problem(record: Any) -> str | None:
 def read_run_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(the run record in `path`, None), or (None, why it is none: unreadable, not JSON or not UTF-8, truncated,
     another tool's file). The one test of a record file: the report leaves out what fails it, and `reproduce` does
-    not count a run as recorded by it, so the two always agree on which runs are done."""
+    not count a run as recorded by it, so the two always agree on which runs are done. SpecError naming the file
+    where the file system refuses it: that says nothing of its content."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except PermissionError as err:
+        # Perhaps a whole record: counted as damaged, it would be moved aside and its run trained again.
+        raise SpecError(f"Run record {path} {unreadable_reason(path, err)}; then start again.") from None
     except (OSError, ValueError) as err:  # ValueError: invalid JSON (a truncated write), or bytes that are not UTF-8
         return None, f"unreadable ({err})"
     problem = run_record_problem(record)  # JSON of another kind than an object included, named as such

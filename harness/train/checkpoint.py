@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.io import aside_path, write_atomic
+from harness.io import aside_path, unreadable_reason, write_atomic
 from harness.spec import SpecError
 
 NAME = re.compile(r"^checkpoint_(\d{9})\.pt$")
@@ -72,6 +72,8 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise ValueError("empty file (0 bytes)")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
+    except PermissionError:
+        raise  # not damaged: the file system refuses it (load_newest says so)
     except Exception as err:  # whatever a damaged file raises: PytorchStreamReader, EOF, unpickling errors
         first = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raise ValueError(f"{type(err).__name__}: {first[:200]}") from err
@@ -88,6 +90,8 @@ def load_newest(folder: Path, log: logging.Logger | None = None) -> tuple[Path, 
     for path in reversed(found):
         try:
             payload = load_checkpoint(path)
+        except PermissionError as err:  # a whole checkpoint, likely: an older one would throw its iterations away
+            raise SpecError(f"Checkpoint {path} {unreadable_reason(path, err)}; then resume again.") from None
         except (ValueError, OSError) as err:
             skipped.append(f"{path.name} ({err})")
             if log is not None:

@@ -153,3 +153,38 @@ def test_an_unwritable_output_folder_is_named_before_any_work(tmp_path, monkeypa
     assert code == 2 and "Traceback" not in err
     assert f"error: '{key}' '{ro}/" in err and f"is not a writable folder (Permission denied). Set {key} to" in err
     assert not any(ro.iterdir()) and not list(tmp_path.glob("run/*"))  # the run folder may be made, empty
+
+
+def test_an_unreadable_checkpoint_stops_a_resume_rather_than_falling_back(root, tmp_path, capsys):
+    from harness.cli import main
+    from harness.train import checkpoint as ckpt
+
+    out = tmp_path / "run"
+    overrides = tiny_overrides(root, out, "train.checkpoint_every=2", "train.keep_checkpoints=3", "resume=true")
+    assert main(["train", *overrides]) == 0
+    kept = ckpt.list_checkpoints(out / "checkpoints")
+    before = {p: p.read_bytes() for p in kept}
+    capsys.readouterr()
+    with denied(kept[-1]):
+        code = main(["train", *overrides])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"harness train: error: Checkpoint {kept[-1]} {refused(kept[-1])}; then resume again.\n" in err
+    assert {p: p.read_bytes() for p in ckpt.list_checkpoints(out / "checkpoints")} == before  # nothing lost
+
+
+def test_an_unreadable_run_record_is_named_not_set_aside_or_run_again(tmp_path, capsys):
+    from harness.cli import main
+
+    results = tmp_path / "results"
+    record = results / "smoke" / "smoke" / "baseline__k400_slowfast_r50_8x8__0123456789ab.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"variant": "baseline", "spec": {}, "measured": {}, "status": "complete"}\n')
+    with denied(record):
+        code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", str(results), "--dry-run"])
+        reported = main(["report", "--suite", "smoke", "--results", str(results), "--out", str(tmp_path / "reports")])
+    err = capsys.readouterr().err
+    message = f"error: Run record {record} {refused(record)}; then start again.\n"
+    assert (code, reported) == (2, 2) and "Traceback" not in err
+    assert f"harness reproduce: {message}" in err and f"harness report: {message}" in err
+    assert [p.name for p in record.parent.iterdir()] == [record.name]  # where it was, not moved aside
