@@ -23,7 +23,8 @@ backward against plain BN's 0.26), and the sub-batch steps take 25-66% longer th
 where the step is replayed from a graph. The statistics' finishing work is done inside the kernels (the running
 statistics, the affine gradients) rather than in a dozen small torch ops per layer, which took the eager steps from
 about twice plain BN's time to that; the finishing kernels merge their partials a tile at a time (a serial merge of
-up to a thousand partials was most of their time).
+up to a thousand partials was most of their time). Launches after a kernel's first skip Triton's per-launch dispatch
+(:mod:`harness.models.triton_launch`), which was most of the launches' host time.
 
 The kernels are jitted on first use for CUDA tensors. With TRITON_INTERPRET=1 set before triton is imported, Triton's
 interpreter runs them on CPU tensors (slowly): that is how the CPU tests compare them with the other layouts.

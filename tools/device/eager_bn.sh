@@ -9,7 +9,9 @@ budget=${2:-560}
 suites=${SUITES:-kinetics_ablation kinetics_models ssv2 charades}
 timeout 150 python3 -m pytest -q -rs tests/unit/test_triton_launch.py tests/unit/test_multigrid_bn.py -m gpu \
   -k "triton or direct" -p no:cacheprovider > $OUT/gpu_tests.log 2>&1; tail -4 $OUT/gpu_tests.log; el tests
-timeout 120 python3 tools/device/bn_host_cost.py $OUT/bn_host_cost.json 2>&1 | head -12; el host cost
+# (its output to a file first: a pipe closed early by head would stop it before it writes the record)
+timeout 120 python3 tools/device/bn_host_cost.py $OUT/bn_host_cost.json > $OUT/bn_host_cost.log 2>&1; head -12 $OUT/bn_host_cost.log
+el host cost
 profile() {  # $1 step, $2 suite
   [ "$(left $budget)" -lt 100 ] && { el "no time for $1 $2"; return; }
   timeout $(left $budget) python3 -m harness profile --suite $2 --scale paper --step $1 --sub-batch-bn triton \
