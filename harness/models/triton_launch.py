@@ -3,17 +3,18 @@
 `kernel[grid](*args)` goes through Triton's `JITFunction.run` every time: it binds the arguments, specialises each of
 them (dtype, 16-byte alignment of pointers, integers equal to 1 or divisible by 16), hashes that into a cache key,
 looks the compiled kernel up and only then launches it. Measured with cProfile on an H100 host that was about 60 µs
-a launch, six launches a layer's forward + backward for the sub-batch BN kernels: most of what made eager steps with
-them slower than cuDNN's plain BN (docs/gpu-notes.md). Under CUDA graphs none of it recurs.
+a launch, six launches a layer's forward + backward for the sub-batch BN kernels: a large part of what makes eager
+steps with them slower than cuDNN's plain BN (docs/gpu-notes.md). Under CUDA graphs none of it recurs.
 
 :class:`DirectLaunch` pays that once per specialisation: the first launch goes through Triton, which compiles the
 kernel and returns it; later launches whose arguments specialise the same way call the compiled kernel's own
 launcher (`CompiledKernel.run`, the C entry point `JITFunction.run` ends in) with the arguments in the same order.
-The key it keeps the compiled kernels under covers every property Triton specialises on, and more (every integer's
-divisibility by 16 and whether it is 1, every pointer's alignment and dtype, the constexprs, the device), so a cached
-kernel is only reused for arguments Triton would have given it too. Where the compiled kernel has no such launcher
+The key it keeps the compiled kernels under covers every property Triton specialises on, and more (integers and
+floats by value, every pointer's dtype and 16-byte alignment, the constexprs, the device), so a cached kernel is only
+reused for arguments Triton would have given it too. Where the compiled kernel has no such launcher
 (Triton's interpreter on CPU tensors, a Triton whose internals differ) or a launch hook is set (Triton's profilers),
-every launch goes through Triton as before.
+every launch goes through Triton as before; so does every launch while a CUDA graph is captured (it recurs in
+no replay).
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ class DirectLaunch:
 
     def __call__(self, grid: tuple[int, ...], *args: Any, **constexprs: Any) -> None:
         tensor = args[0]
-        if not (self.enabled and tensor.is_cuda) or _hooks_set():
+        # A CUDA graph's capture launches each kernel once and replays it for free: there Triton's own dispatch
+        # costs nothing that recurs, so it launches as it always has.
+        if not (self.enabled and tensor.is_cuda) or _hooks_set() or torch.cuda.is_current_stream_capturing():
             self.jitted[grid](*args, **constexprs)
             return
         device = tensor.get_device()
