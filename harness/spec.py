@@ -234,7 +234,8 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
             return value
         raise SpecError(f"'{key}' must be true or false, got {value!r}.")
     if hint is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+        # is_integer() is False for inf and nan, which int() would raise on instead of naming the key.
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
             raise SpecError(f"'{key}' must be an integer, got {value!r}.")
         return int(value)
     if hint is float:

@@ -28,6 +28,8 @@ BAD = [
     ({"data.low_res_copies": ["/data/k400-160"], "data.decoder": "nvdec"}, "data.low_res_copies",
      "data.decoder=pyav"),
     ({"data.num_frames": 3.5}, "data.num_frames", "integer"),
+    ({"solver.batch_size": float("inf")}, "solver.batch_size", "integer"),  # YAML's .inf, or 1e400
+    ({"solver.steps": [0, float("nan")]}, "solver.steps[1]", "integer"),
     ({"multigrid.long_cycle": "yes"}, "multigrid.long_cycle", "true or false"),
     ({"multigrid.short_cycle_shapes": 4}, "multigrid.short_cycle_shapes", "[1, 3]"),
     ({"multigrid.long_cycle_shapes": 0}, "multigrid.long_cycle_shapes", "[1, 4]"),
