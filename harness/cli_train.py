@@ -76,6 +76,20 @@ def _require_output_dir(overrides: Sequence[str]) -> None:
     require_writable_dir(Path(given[-1]), "output_dir")
 
 
+def _require_known_suite_run(overrides: Sequence[str]) -> None:
+    """A suite run's record is also written to results/<suite>/: a misspelt suite or variant would file it where
+    neither `reproduce` nor `report` looks, so both must name one of suites/experiments/ and its runs."""
+    from harness.suite import load_suite
+
+    given = {_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
+    if not given.get("suite"):
+        return
+    suite = load_suite(given["suite"])
+    if not given.get("variant"):
+        raise SpecError(f"suite={suite.name} needs variant=NAME, one of: {', '.join(r.variant for r in suite.runs)}.")
+    suite.require_variants([given["variant"]], "variant")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from harness.config import compose
     from harness.reproduce import prepare_synthetic  # under a file lock: torchrun starts every rank at once
@@ -83,6 +97,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     _require_output_dir(args.overrides)
+    _require_known_suite_run(args.overrides)
     spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
     try:
         record = train(spec)

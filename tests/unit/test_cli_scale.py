@@ -64,6 +64,23 @@ def test_train_refuses_its_output_dir_before_generating_the_scales_data(monkeypa
     assert calls == []  # no synthetic data generated for a run that cannot write its results
 
 
+@pytest.mark.parametrize(("tags", "message"), [
+    (["suite=kinetics_ablaton", "variant=baseline"], "Did you mean 'kinetics_ablation'"),
+    (["suite=kinetics_ablation", "variant=basline"], "Did you mean 'baseline'"),
+    (["suite=kinetics_ablation"], "suite=kinetics_ablation needs variant=NAME"),
+])
+def test_train_refuses_a_misspelt_suite_run_before_any_work(monkeypatch, capsys, tmp_path, tags, message):
+    """Its record would be filed under results/<suite>/ where neither reproduce nor report looks."""
+    import harness.reproduce
+
+    calls: list = []
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    assert main(["train", "scale=smoke", f"output_dir={tmp_path}", *tags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert calls == []
+
+
 def test_reproduces_train_commands_are_unchanged_by_their_scale():
     """reproduce passes scale=smoke with every scaled key already set: applying the scale again changes nothing."""
     suite = load_suite("smoke")
