@@ -4,12 +4,34 @@ from __future__ import annotations
 
 import argparse
 
+# Keys that reproduce sets for each run itself; an override of one would be overruled or would mislabel the run.
+_SET_BY_REPRODUCE = {"scale": "give the scale as --scale NAME", "suite": "give the suite as --suite NAME",
+                     "variant": "pick runs with --only VARIANT", "output_dir": "each run's is outputs/SUITE/",
+                     "resume": "stopped runs always resume"}
+
+
+def _require_sound_arguments(args: argparse.Namespace) -> None:
+    from harness.spec import SpecError
+
+    for override in args.overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if "=" in override and key in _SET_BY_REPRODUCE:
+            raise SpecError(f"{override}: reproduce sets {key} for every run; {_SET_BY_REPRODUCE[key]}.")
+    twice = sorted({seed for seed in args.seeds or [] if args.seeds.count(seed) > 1})
+    if twice:  # the same run twice, both writing one output folder
+        raise SpecError(f"--seeds lists {', '.join(map(str, twice))} more than once; give each seed once.")
+    if args.nodes < 1:
+        raise SpecError(f"--nodes must be >= 1, got {args.nodes}.")
+    if args.gpus is not None and args.gpus < 0:
+        raise SpecError(f"--gpus must be >= 0 (0: no GPU), got {args.gpus}.")
+
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.reproduce import reproduce
 
+    _require_sound_arguments(args)
     failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
                        args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
                        launcher=args.launcher, nodes=args.nodes, seeds=args.seeds, prepare_only=args.prepare_only)

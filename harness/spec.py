@@ -304,6 +304,8 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(s.momentum >= 0, f"'solver.momentum' must be >= 0, got {s.momentum}.")
     _require(s.weight_decay >= 0, f"'solver.weight_decay' must be >= 0, got {s.weight_decay}.")
     _require(spec.num_gpus >= 1, f"'num_gpus' must be >= 1, got {spec.num_gpus}.")
+    # numpy's seed sequences take no negative seed: the data order would fail at the first batch, not here.
+    _require(0 <= spec.seed < 2**32, f"'seed' must be in [0, 2**32), got {spec.seed}.")
     _require(s.batch_size >= 1, f"'solver.batch_size' must be >= 1, got {s.batch_size}.")
     _require(s.batch_size % spec.num_gpus == 0,
              f"'solver.batch_size' ({s.batch_size}) must be divisible by 'num_gpus' ({spec.num_gpus}): "

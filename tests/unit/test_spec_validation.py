@@ -35,6 +35,7 @@ BAD = [
     ({"multigrid.long_cycle_shapes": 0}, "multigrid.long_cycle_shapes", "[1, 4]"),
     ({"baseline.epoch_factor": 0.5}, "baseline.*", "multigrid is on"),
     ({"num_gpus": 0}, "num_gpus", ">= 1"),
+    ({"seed": -1}, "seed", "[0, 2**32)"),
     ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
     ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
     ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
