@@ -266,7 +266,8 @@ def read_run_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     not count a run as recorded by it, so the two always agree on which runs are done. SpecError naming the file
     where the file system refuses it: that says nothing of its content."""
     try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        # utf-8-sig: a record saved again by an editor that adds a byte-order mark (Windows tools do) is still one.
+        record = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except PermissionError as err:
         # Perhaps a whole record: counted as damaged, it would be moved aside and its run trained again.
         raise SpecError(f"Run record {path} {unreadable_reason(path, err)}; then start again.") from None

@@ -72,3 +72,15 @@ def test_measurement_commands_write_their_record_type(module, name, measured, ar
     assert {k: v for k, v in record.items() if k not in ("record_version", "provenance")} == \
         {k: v for k, v in measured.items() if k != "is_main"}
     assert provenance_of(record) == record["provenance"] and record["provenance"]["hardware"]["cpu_count"]
+
+
+def test_a_run_record_saved_with_a_byte_order_mark_is_still_read(tmp_path):
+    """Editors on Windows save UTF-8 with a BOM: the record is whole, so it counts (and its run is not redone)."""
+    from harness.records import read_run_record
+
+    from .test_report_tables import make_record
+
+    record = make_record("multigrid")
+    path = tmp_path / "multigrid__k400_slowfast_r50_8x8__abc.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(record).encode())
+    assert read_run_record(path) == (record, None)
