@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ def unreadable_file(err: OSError, default: str | Path) -> AnnotationProblem:
 
 
 # ---------------------------------------------------------------- reading annotation files as text
+# A CR not followed by LF ends a line too: Excel for Mac's "CSV (Macintosh)" and old Mac tools end lines so.
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
 def _not_utf8(path: str | Path, line: int, raw: bytes, start: int | None) -> AnnotationError:
     """The error for line `line` of `path` that is not UTF-8 (`start`: the byte that fails; None: NUL bytes)."""
     if line == 1 and raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
@@ -84,9 +88,9 @@ def _not_utf8(path: str | Path, line: int, raw: bytes, start: int | None) -> Ann
 
 
 def text_lines(path: str | Path) -> Iterator[str]:
-    """The lines of an annotation file (line endings kept), decoded as UTF-8, read one at a time; a UTF-8
-    byte-order mark at the start (spreadsheet programs write one) is dropped. AnnotationError names the first
-    line that is not UTF-8 (Latin-1, UTF-16, ...) and the fix."""
+    """The lines of an annotation file (line endings kept: LF, CRLF or a lone CR), decoded as UTF-8, read one at a
+    time; a UTF-8 byte-order mark at the start (spreadsheet programs write one) is dropped. AnnotationError names
+    the first line that is not UTF-8 (Latin-1, UTF-16, ...) and the fix."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f, start=1):
             if n == 1 and raw.startswith(codecs.BOM_UTF8):
@@ -97,7 +101,7 @@ def text_lines(path: str | Path) -> Iterator[str]:
                 raise _not_utf8(path, n, raw, err.start) from None
             if "\x00" in text:  # valid UTF-8, but UTF-16 of ASCII text without a byte-order mark looks like this
                 raise _not_utf8(path, n, raw, None)
-            yield text
+            yield from (line for line in _LONE_CR.split(text) if line)
 
 
 def read_text(path: str | Path) -> str:

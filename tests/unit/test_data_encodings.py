@@ -90,6 +90,18 @@ def test_a_utf8_bom_is_accepted_in_every_format(tmp_path):
         assert len(load_annotations(dataset, tmp_path / sub, "train", 4)) >= 2, sub
 
 
+@pytest.mark.parametrize("ending", ["\r\n", "\r"], ids=["CRLF", "CR"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_windows_and_old_mac_line_endings_read_as_lf_does(tmp_path, fmt, ending):
+    """Excel saves CRLF ("CSV (Windows)") or a lone CR ("CSV (Macintosh)") at the end of each line."""
+    dataset, write, _, _ = FORMATS[fmt]
+    write(tmp_path, encoding="utf-8")
+    want = load_annotations(dataset, tmp_path, "train", 4).records
+    for path in tmp_path.rglob("*.*"):
+        path.write_bytes(path.read_bytes().replace(b"\n", ending.encode()))
+    assert load_annotations(dataset, tmp_path, "train", 4).records == want
+
+
 def test_data_check_and_train_report_the_encoding_without_a_traceback(tmp_path, capsys):
     _kinetics_list(tmp_path, "train")
     _kinetics_list(tmp_path, "val", encoding="latin-1")
