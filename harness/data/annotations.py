@@ -140,6 +140,23 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[
     return records
 
 
+def read_class_names(classes_file: Path) -> tuple[str, ...]:
+    """The class names of a classes.txt, one a line (index = position). A name listed twice is an error: it would
+    add a class that no label can be told from, and shift the number of classes the model is built with."""
+    classes, first, problems = [], {}, []
+    for n, raw in enumerate(text_lines(classes_file), start=1):
+        name = raw.strip()
+        if not name:
+            continue
+        if name in first:
+            problems.append(AnnotationProblem(str(classes_file), n, f"class {name!r} is listed again (first on line "
+                                                                    f"{first[name]}); list each class once"))
+        first.setdefault(name, n)
+        classes.append(name)
+    _raise_if(problems)
+    return tuple(classes)
+
+
 def _delimiter(header_line: str) -> str:
     """The delimiter of a CSV file from its header line: a comma, unless the header holds none but semicolons (what
     Excel writes where the comma is the decimal mark) or tabs (a spreadsheet's "text, tab separated")."""
@@ -243,7 +260,7 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     classes_file = _first_file([root / "classes.txt", root / "annotations" / "classes.txt"])
     classes = None
     if classes_file is not None:
-        classes = tuple(c.strip() for c in read_text(classes_file).splitlines() if c.strip())
+        classes = read_class_names(classes_file)
         num_classes = len(classes)
     records = read_path_label_list(ann, root, num_classes)
     return Annotations(tuple(records), num_classes, classes, False, (str(ann),))

@@ -55,8 +55,9 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
             if split == "train":
                 errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
             continue
-        except AnnotationError as err:
-            errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
+        except AnnotationError as err:  # once each: a file every split reads (classes.txt) fails in each
+            found = [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
+            errors += [e for e in found if e not in errors]
             continue
         counts[split] = len(ann)
         paths.update((str(r.path), r if isinstance(r, FrameListRecord) else None) for r in ann.records)

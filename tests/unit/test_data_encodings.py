@@ -130,3 +130,15 @@ def test_duplicate_lines_are_warned_about_once(tmp_path, caplog):
         load_annotations("kinetics400", tmp_path, "train", 4)
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "train.csv lists 2 video(s) more than once" in warnings[0]
+
+
+def test_a_class_listed_twice_in_classes_txt_is_named_once_by_data_check(tmp_path):
+    """It would add a class no label can be told from and build the model with one class too many."""
+    _kinetics_list(tmp_path, "train")
+    _kinetics_list(tmp_path, "val")
+    (tmp_path / "classes.txt").write_text("abseiling\nzumba\nyoga\nabseiling\n")
+    with pytest.raises(AnnotationError, match=r"classes.txt, line 4: class 'abseiling' is listed again \(first on "
+                                              r"line 1\); list each class once"):
+        load_annotations("kinetics400", tmp_path, "train", 4)
+    report = check_dataset("kinetics400", tmp_path, 4)
+    assert [(e["file"].endswith("classes.txt"), e["line"]) for e in report["annotation_errors"]] == [(True, 4)]
