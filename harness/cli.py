@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_AFTER_INTERRUPT = {
+    "train": "Run the same command with resume=true to continue from the last checkpoint in output_dir.",
+    "reproduce": "Run the same command again: recorded runs are not redone and stopped runs resume.",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -143,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"harness {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: what was written is whole (atomic writes); say how to go on, not where it was
+        print(f"harness {args.command}: interrupted. {_AFTER_INTERRUPT.get(args.command, '')}".rstrip(),
+              file=sys.stderr)
+        return 130  # the shell's code for a command ended by SIGINT
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0

@@ -64,6 +64,22 @@ def test_train_refuses_its_output_dir_before_generating_the_scales_data(monkeypa
     assert calls == []  # no synthetic data generated for a run that cannot write its results
 
 
+def test_ctrl_c_during_training_says_how_to_resume_without_a_traceback(monkeypatch, tmp_path, capsys):
+    import harness.reproduce
+    import harness.train.loop
+
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare([]))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+
+    def interrupted(spec):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness.train.loop, "train", interrupted)
+    assert main(["train", "scale=smoke", f"output_dir={tmp_path / 'out'}"]) == 130
+    err = capsys.readouterr().err
+    assert "harness train: interrupted. Run the same command with resume=true" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize(("tags", "message"), [
     (["suite=kinetics_ablaton", "variant=baseline"], "Did you mean 'kinetics_ablation'"),
     (["suite=kinetics_ablation", "variant=basline"], "Did you mean 'baseline'"),
