@@ -95,7 +95,9 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
                         f"nn.Module or a trainer's checkpoint), which are not loaded, as unpickling them can run "
                         f"code. Save the network's state dict instead: torch.save(model.state_dict(), path).") from None
     except Exception as err:  # torch raises several types for a file that is not a checkpoint
-        raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint: {err}") from err
+        # An empty file (a copy or download that never started) makes torch raise with no message at all.
+        why = "it is empty (0 bytes)" if path.stat().st_size == 0 else (str(err) or type(err).__name__)
+        raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint: {why}") from err
     for key in WRAPPERS:
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]

@@ -51,6 +51,10 @@ def test_pretrained_path_errors(tmp_path):
     junk.write_text("not a checkpoint")
     with pytest.raises(SpecError, match="not a readable PyTorch checkpoint"):
         load_resnet50_state(junk)
+    empty = tmp_path / "empty.pth"  # a copy that never started: torch's error says nothing
+    empty.write_bytes(b"")
+    with pytest.raises(SpecError, match=r"empty.pth is not a readable PyTorch checkpoint: it is empty \(0 bytes\)"):
+        load_resnet50_state(empty)
     wrong = tmp_path / "wrong.pth"
     torch.save({"fc.weight": torch.zeros(1)}, wrong)
     with pytest.raises(SpecError, match="does not hold a torchvision ResNet-50"):
