@@ -6,7 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from harness.spec import SUB_BATCH_BN
+from harness.cli_args import COUNT, NON_NEGATIVE
+from harness.spec import SUB_BATCH_BN, SpecError
 
 
 def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
@@ -110,8 +111,8 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile.add_argument("--plain-bn", action="store_true",
                          help="also time every shape that trains with sub-batch BN with plain BN: what the groups "
                               "cost there")
-    profile.add_argument("--repeats", type=int, default=10)
-    profile.add_argument("--warmup", type=int, default=3)
+    profile.add_argument("--repeats", type=COUNT, default=10)
+    profile.add_argument("--warmup", type=NON_NEGATIVE, default=3)
     profile.add_argument("--out", default=None, help="write the record (JSON) here")
     profile.add_argument("--json", action="store_true")
     profile.add_argument("overrides", nargs="*")
@@ -182,17 +183,17 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
                        description="Time the trainer's training step (each train.step mode) and a plain PyTorch "
                                    "loop on the same model and random clips at each recipe's baseline shape.")
     p.add_argument("--recipes", nargs="+", default=list(DEFAULT_RECIPES), metavar="RECIPE")
-    p.add_argument("--batches", nargs="+", type=int, default=[8, 32], metavar="N", help="per-GPU batches")
-    p.add_argument("--pad-stem-channels", nargs="+", type=int, default=[0], metavar="C",
+    p.add_argument("--batches", nargs="+", type=COUNT, default=[8, 32], metavar="N", help="per-GPU batches")
+    p.add_argument("--pad-stem-channels", nargs="+", type=NON_NEGATIVE, default=[0], metavar="C",
                    help="model.pad_stem_channels values to time each recipe with, e.g. 0 8 (default 0: unpadded)")
     p.add_argument("--plain-bn-impl", nargs="+", default=["cudnn"], choices=PLAIN_BN_IMPL, metavar="IMPL",
                    help="train.plain_bn_impl values to time each recipe with, e.g. cudnn triton (default cudnn)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
                    help=f"any of {', '.join(MODES)} (default all)")
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=20)
-    p.add_argument("--kernels", type=int, default=0, metavar="N",
+    p.add_argument("--warmup", type=NON_NEGATIVE, default=5)
+    p.add_argument("--repeats", type=COUNT, default=20)
+    p.add_argument("--kernels", type=NON_NEGATIVE, default=0, metavar="N",
                    help="also profile a few steps of each mode and keep its N largest kernels, time per kernel "
                         "group and how busy the GPU is during the step: where the step's time goes")
     p.add_argument("--out", default=None, help="write the record (JSON) here")
@@ -233,12 +234,12 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suite", default="kinetics_ablation")
     p.add_argument("--scale", default="proxy")
     p.add_argument("--variants", nargs="+", default=["multigrid"], metavar="VARIANT")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--warmup", type=NON_NEGATIVE, default=5)
+    p.add_argument("--repeats", type=COUNT, default=15)
     p.add_argument("--step", choices=("eager", "cuda_graphs"), default="eager",
                    help="the trainer's step mode to time (cuda_graphs: one graph per shape, DDP's and synchronised "
                         "BN's collectives captured too; needs CUDA)")
-    p.add_argument("--per-gpu-batch", type=int, default=None, metavar="N",
+    p.add_argument("--per-gpu-batch", type=COUNT, default=None, metavar="N",
                    help="hold N base-shape clips per GPU, the global batch growing with the processes (weak "
                         "scaling, as the paper's recipes train); default: the scale's global batch, shared")
     p.add_argument("--sub-batch-bn", default=None, metavar="IMPL",
@@ -253,6 +254,9 @@ def cmd_bn_bench(args: argparse.Namespace) -> int:
     from harness.measure.bn_bench import bench_bn
     from harness.train.distributed import cleanup, init_distributed
 
+    if args.batch % args.splits:
+        raise SpecError(f"--batch {args.batch} does not split into --splits {args.splits} equal groups: give a "
+                        f"multiple of {args.splits}.")
     info = init_distributed("auto")
     try:
         shape = (args.batch, args.channels, args.frames, args.size, args.size)
@@ -274,13 +278,13 @@ def register_bn_bench(sub: argparse._SubParsersAction) -> None:
                                    "sub-batch BN (contiguous blocks and the reference's interleaved groups), and "
                                    "under torchrun BN synchronised over the processes (and torch's SyncBatchNorm "
                                    "on GPU).")
-    p.add_argument("--batch", type=int, default=8, help="clips per process (default 8)")
-    p.add_argument("--channels", type=int, default=64)
-    p.add_argument("--frames", type=int, default=8)
-    p.add_argument("--size", type=int, default=56)
-    p.add_argument("--splits", type=int, default=2, help="groups for sub-batch BN (default 2)")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--batch", type=COUNT, default=8, help="clips per process (default 8)")
+    p.add_argument("--channels", type=COUNT, default=64)
+    p.add_argument("--frames", type=COUNT, default=8)
+    p.add_argument("--size", type=COUNT, default=56)
+    p.add_argument("--splits", type=COUNT, default=2, help="groups for sub-batch BN (default 2)")
+    p.add_argument("--warmup", type=NON_NEGATIVE, default=5)
+    p.add_argument("--repeats", type=COUNT, default=20)
     p.set_defaults(func=cmd_bn_bench)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from harness.cli_args import COUNT
+
 
 def cmd_models_list(args: argparse.Namespace) -> int:
     from harness.models import get_entry, list_models
@@ -93,10 +95,14 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
 def cmd_flops(args: argparse.Namespace) -> int:
     from harness.models import build_model, get_entry
     from harness.models.flops import count_flops
-    from harness.spec import ModelSpec
+    from harness.spec import ModelSpec, SpecError
 
     entry = get_entry(args.model)
     frames = args.frames or entry.default_frames
+    if frames < entry.min_frames:
+        raise SpecError(f"--frames {frames}: {entry.name} needs at least {entry.min_frames} frames.")
+    if not 0 < args.width < float("inf"):
+        raise SpecError(f"--width must be > 0 (1.0: the published model), got {args.width}.")
     model = build_model(ModelSpec(name=args.model, width=args.width), args.classes)
     count = count_flops(model, frames, args.crop)
     if args.json:
@@ -118,7 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "overrides) produces and report which shapes fail and why. MODEL is a "
                                         "registered name or pkg.module:factory.")
     check.add_argument("model")
-    check.add_argument("--batch", type=int, default=2, help="clips per step (default 2)")
+    check.add_argument("--batch", type=COUNT, default=2, help="clips per step (default 2)")
     check.add_argument("--json", action="store_true")
     check.add_argument("overrides", nargs="*", help="plan overrides, e.g. recipe=k400_i3d_r50 model.width=0.25")
     check.set_defaults(func=cmd_models_check)
@@ -145,9 +151,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     flops = sub.add_parser("flops", help="parameters and GFLOPs (fvcore, 1 clip, eval mode)")
     flops.add_argument("model")
-    flops.add_argument("--frames", type=int, default=None, help="clip length (default: the model's published T)")
-    flops.add_argument("--crop", type=int, default=256, help="spatial size (default 256, as the model zoos count)")
-    flops.add_argument("--classes", type=int, default=400)
+    flops.add_argument("--frames", type=COUNT, default=None, help="clip length (default: the model's published T)")
+    flops.add_argument("--crop", type=COUNT, default=256, help="spatial size (default 256, as the model zoos count)")
+    flops.add_argument("--classes", type=COUNT, default=400)
     flops.add_argument("--width", type=float, default=1.0)
     flops.add_argument("--json", action="store_true")
     flops.set_defaults(func=cmd_flops)

@@ -1,0 +1,29 @@
+"""Counts and sizes out of range on the measurement and model commands' flags are named before any work."""
+
+import pytest
+
+from harness.cli import main
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["profile", "--repeats", "0", "scale=smoke"], "argument --repeats: must be >= 1, got 0"),
+    (["profile", "--warmup", "-1", "scale=smoke"], "argument --warmup: must be >= 0, got -1"),
+    (["scaling", "--suite", "smoke", "--scale", "smoke", "--repeats", "0"], "argument --repeats: must be >= 1"),
+    (["throughput", "--batches", "8", "0"], "argument --batches: must be >= 1, got 0"),
+    (["bn-bench", "--splits", "0"], "argument --splits: must be >= 1, got 0"),
+    (["bn-bench", "--channels", "-1"], "argument --channels: must be >= 1, got -1"),
+    (["bn-bench", "--batch", "8", "--splits", "3"], "--batch 8 does not split into --splits 3 equal groups"),
+    (["flops", "i3d_r50", "--crop", "-5"], "argument --crop: must be >= 1, got -5"),
+    (["flops", "i3d_r50", "--frames", "0"], "argument --frames: must be >= 1, got 0"),  # was read as the default
+    (["flops", "i3d_r50", "--crop", "abc"], "argument --crop: must be an integer, got 'abc'"),
+    (["flops", "slowfast_r50_8x8", "--frames", "1"], "--frames 1: slowfast_r50_8x8 needs at least 4 frames"),
+    (["flops", "i3d_r50", "--width", "0"], "--width must be > 0"),
+    (["models", "check", "i3d_r50", "--batch", "0"], "argument --batch: must be >= 1, got 0"),
+])
+def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse's own refusal
+        code = exit.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
