@@ -159,7 +159,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.data.clip_dataset import VideoClipDataset
-    from harness.io import write_json_atomic
+    from harness.io import unreadable_reason, write_json_atomic
     from harness.measure.data_bench import bench_loader, consumer_rates, format_bench, synthetic_preset
     from harness.records import DataBenchRecord
     from harness.schedule.trained import planned_loader_shapes
@@ -169,7 +169,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.consumer:
         try:
             consumer = json.loads(Path(args.consumer).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as err:
+        except OSError as err:
+            raise SpecError(f"--consumer {args.consumer} {unreadable_reason(args.consumer, err)}.") from None
+        except (UnicodeDecodeError, ValueError) as err:
             raise SpecError(f"--consumer {args.consumer}: cannot read it as a `harness profile --out` record "
                             f"({err}).") from None
         if not isinstance(consumer, dict) or not isinstance(consumer.get("shapes"), list):

@@ -72,9 +72,10 @@ def aside_path(path: Path) -> Path:
     return aside
 
 
-def require_writable_dir(path: Path, key: str) -> Path:
+def require_writable_dir(path: Path, key: str, fix: str | None = None) -> Path:
     """Create folder `path` and test-write a file in it, so that an unwritable folder fails before any work;
-    SpecError naming `key` and the folder otherwise."""
+    SpecError naming `key`, the folder and `fix` otherwise (default: set `key` to another folder; a folder no
+    setting names needs its own)."""
     from harness.spec import SpecError
 
     path = Path(path)
@@ -84,6 +85,6 @@ def require_writable_dir(path: Path, key: str) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
-        raise SpecError(f"'{key}' {str(path)!r} is not a writable folder ({err.strerror or err}). Set {key} to a "
-                        f"folder you can create and write.") from None
+        fix = fix or f"Set {key} to a folder you can create and write."
+        raise SpecError(f"'{key}' {str(path)!r} is not a writable folder ({err.strerror or err}). {fix}") from None
     return path

@@ -272,6 +272,9 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if todo:
         # Before any data or run: the runs' records go there, which would otherwise fail after every run.
         require_writable_dir(results / suite.name, "--results")
+        if not prepare_only:  # each run's log and checkpoints, under the folder reproduce runs in
+            require_writable_dir(out_root.absolute(), "outputs", f"Run harness reproduce from a folder where you "
+                                 f"can create and write {out_root}/, or make that folder writable.")
         suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
         needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
         if needs:  # the same weights for every seed, as ImageNet weights would be

@@ -140,8 +140,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def paper_rows(path: Path | None = None) -> list[dict[str, str]]:
     """The paper's tables (suites/paper/paper_results.csv), one dict per row, in the paper's order."""
-    with open(path or suites_dir() / "paper" / "paper_results.csv", newline="") as f:
-        return list(csv.DictReader(f))
+    path = path or suites_dir() / "paper" / "paper_results.csv"
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as err:
+        raise SpecError(f"{path} {unreadable_reason(path, err)}") from None
 
 
 def load_suite(name: str) -> SuiteDef:

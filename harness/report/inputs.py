@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from harness.config import suites_dir
+from harness.io import unreadable_reason
 from harness.provenance import provenance_of
 from harness.records import read_run_record
 from harness.report.cards import gpu_of, on_one_card
@@ -37,7 +38,11 @@ def load_suite_def(name: str, root: Path | None = None) -> SuiteDef:
     if not path.is_file():
         names = suite_names(root)
         raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, names)} Suites: {', '.join(names)}.")
-    return suite_from_mapping(name, yaml.safe_load(path.read_text()) or {})
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise SpecError(f"{path} {unreadable_reason(path, err)}") from None
+    return suite_from_mapping(name, yaml.safe_load(text) or {})
 
 
 def load_records(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:

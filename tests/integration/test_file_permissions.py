@@ -14,6 +14,7 @@ from harness.data.cache_build import build_frame_cache
 from harness.train.loop import train
 
 from ..permissions import denied
+from ..unit.test_report_tables import make_record
 from .conftest import tiny_synthetic
 from .test_train_reliability import tiny_overrides
 
@@ -37,6 +38,14 @@ def root(tiny_root, tmp_path) -> Path:
 
 def _first_video(root: Path, split: str) -> Path:
     return root / (root / f"{split}.csv").read_text().splitlines()[0].split()[0]
+
+
+def _smoke_results(tmp_path: Path) -> Path:
+    """A results folder holding one record of the smoke suite, for `harness report --suite smoke` to read."""
+    results = tmp_path / "results"
+    (results / "smoke" / "smoke").mkdir(parents=True)
+    (results / "smoke" / "smoke" / "baseline.json").write_text(json.dumps(make_record("baseline", kind="baseline")))
+    return results
 
 
 def test_an_unreadable_video_is_skipped_and_counted_by_check_train_and_cache(root, tmp_path, capsys):
@@ -116,6 +125,10 @@ def test_an_unreadable_annotation_file_stops_train_and_data_check_before_any_wor
     ("recipe/k400_i3d_r50.yaml", ["plan", "recipe=k400_i3d_r50"]),
     ("experiments/smoke.yaml", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run"]),
     ("scales/smoke.yaml", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run"]),
+    ("paper/paper_results.csv", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run"]),
+    # The report reads the suite and the paper's table itself; the table after the records, so it is given one.
+    ("experiments/smoke.yaml", ["report", "--suite", "smoke", "--results", "{results}", "--out", "{out}"]),
+    ("paper/paper_results.csv", ["report", "--suite", "smoke", "--results", "{results}", "--out", "{out}"]),
 ])
 def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, capsys, file, command):
     from harness.cli import main
@@ -125,8 +138,9 @@ def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, 
     monkeypatch.setenv("HARNESS_SUITES_DIR", str(suites))
     _recipe_tree.cache_clear()  # recipes composed from the checkout's suites/ earlier in this process
     try:
+        results = _smoke_results(tmp_path)
         with denied(suites / file):
-            code = main(command)
+            code = main([c.format(results=results, out=tmp_path / "reports") for c in command])
     finally:
         _recipe_tree.cache_clear()
     err = capsys.readouterr().err
@@ -138,7 +152,7 @@ def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, 
     ("output_dir", ["train", "scale=smoke", "output_dir={ro}/run"]),
     ("HARNESS_DATA_DIR", ["train", "scale=smoke", "output_dir={tmp}/run"]),
     ("HARNESS_DATA_DIR", ["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", "{tmp}/results"]),
-    ("--out", ["report", "--suite", "kinetics_main", "--out", "{ro}/reports"]),
+    ("--out", ["report", "--suite", "smoke", "--results", "{results}", "--out", "{ro}/reports"]),
     ("--out", ["data", "synth", "--out", "{ro}/synth", "--videos", "2"]),
 ])
 def test_an_unwritable_output_folder_is_named_before_any_work(tmp_path, monkeypatch, capsys, key, command):
@@ -147,8 +161,9 @@ def test_an_unwritable_output_folder_is_named_before_any_work(tmp_path, monkeypa
     ro = tmp_path / "read-only"
     ro.mkdir()
     monkeypatch.setenv("HARNESS_DATA_DIR", str(ro / "data"))
+    results = _smoke_results(tmp_path)
     with denied(ro, mode=0o555):
-        code = main([c.format(ro=ro, tmp=tmp_path) for c in command])
+        code = main([c.format(ro=ro, tmp=tmp_path, results=results) for c in command])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert f"error: '{key}' '{ro}/" in err and f"is not a writable folder (Permission denied). Set {key} to" in err
@@ -188,3 +203,32 @@ def test_an_unreadable_run_record_is_named_not_set_aside_or_run_again(tmp_path, 
     assert (code, reported) == (2, 2) and "Traceback" not in err
     assert f"harness reproduce: {message}" in err and f"harness report: {message}" in err
     assert [p.name for p in record.parent.iterdir()] == [record.name]  # where it was, not moved aside
+
+
+def test_an_unwritable_outputs_folder_stops_reproduce_before_any_data(tmp_path, monkeypatch, capsys):
+    from harness.cli import main
+
+    # reproduce keeps each run's log and checkpoints in outputs/<suite>/ of the folder it runs in.
+    here = tmp_path / "read-only"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    with denied(here, mode=0o555):
+        code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert (f"harness reproduce: error: 'outputs' '{here}/outputs/smoke' is not a writable folder (Permission "
+            f"denied). Run harness reproduce from a folder where you can create and write outputs/smoke/") in err
+    assert not (tmp_path / "data").exists() and not any(here.iterdir())  # no data made, no run started
+
+
+def test_an_unreadable_consumer_record_is_named_before_the_bench(tmp_path, capsys):
+    from harness.cli import main
+
+    consumer = tmp_path / "profile.json"
+    consumer.write_text('{"shapes": []}\n')
+    with denied(consumer):
+        code = main(["data", "bench", "--consumer", str(consumer), "data.name=synthetic", f"data.root={tmp_path}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"harness data: error: --consumer {consumer} {refused(consumer)}.\n" in err
