@@ -251,8 +251,19 @@ def _current(out: Path, settings: dict[str, Any]) -> bool:
     if not (isinstance(index, dict) and all(isinstance(index.get(key), dict) for key in ("videos", "bad"))
             and isinstance(index.get("shards", []), list)):
         return False  # damaged or edited: built again
-    return index.get("build") == settings and all(isinstance(s, dict) and (out / str(s.get("file"))).is_file()
-                                                  for s in index.get("shards", []))
+    shards = index.get("shards", [])
+    if index.get("build") != settings or not all(isinstance(s, dict) for s in shards):
+        return False
+    # Opened, not only there: a file the file system refuses (permissions) gets the cache built again.
+    return all(_opens(out / name) for name in [TIMES, *(str(s.get("file")) for s in shards)])
+
+
+def _opens(path: Path) -> bool:
+    try:
+        with open(path, "rb"):
+            return True
+    except OSError:  # missing, a folder, or refused
+        return False
 
 
 def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: Sequence[str],

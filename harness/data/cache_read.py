@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ import torch
 
 from harness.data.annotations import Annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoError, VideoInfo
+from harness.data.decode import VideoError, VideoInfo, unreadable
+from harness.io import unreadable_reason
 from harness.spec import SpecError
 
 log = logging.getLogger("harness.data")
@@ -106,6 +107,8 @@ class FrameCache:
             raise SpecError(f"'data.cache={folder}' holds no frame cache ({INDEX} missing); build one with "
                             f"'harness data cache data.name=NAME data.root=DIR --out {folder}', or unset "
                             f"data.cache.") from None
+        except PermissionError as err:
+            raise self._refused(self.folder / INDEX, err) from None
         except (OSError, ValueError) as err:
             raise SpecError(f"'data.cache={folder}': cannot read {INDEX} ({err}); {REBUILD_HINT}.") from None
         if not isinstance(index, dict) or index.get("format") != CACHE_FORMAT or index.get("version") != CACHE_VERSION \
@@ -126,7 +129,8 @@ class FrameCache:
         return {**self.__dict__, "_maps": {}, "_times": None}
 
     def check(self, annotations: Annotations, name: str) -> None:
-        """Raise SpecError naming data.cache unless the cache holds every video of `annotations`, unchanged."""
+        """Raise SpecError naming data.cache unless the cache holds every video of `annotations`, unchanged, and
+        its files can be read (see _require_readable)."""
         built = self.index["dataset"]
         where = f"'data.cache={self.folder}'"
         if built["name"] != name:
@@ -147,13 +151,46 @@ class FrameCache:
                 raise SpecError(f"{where} {problem} {len(keys)} of the {len(annotations)} videos data.name={name} "
                                 f"data.root={self.root} lists (first: {keys[0]}); it was built from data.root="
                                 f"{built['root']}. The cache does not match the dataset: {REBUILD_HINT}.")
+        self._require_readable()
+
+    def _refused(self, path: Path, err: OSError) -> SpecError:
+        return SpecError(f"'data.cache={self.folder}': {path} {unreadable_reason(path, err)}; or {REBUILD_HINT}.")
+
+    def _require_readable(self) -> None:
+        """Open the frame times and every shard once, before any work, so that a file the file system refuses
+        is met here rather than in a DataLoader worker: a shard of one video makes that video unusable
+        ('unreadable', skipped and counted as an unreadable source video is), a shard of more videos or the times
+        (every video's) is a SpecError naming the file and the fix."""
+        holders: dict[str, list[str]] = {}
+        for key, entry in self.videos.items():
+            holders.setdefault(entry["shard"], []).append(key)
+        for name in [TIMES, *holders]:
+            path = self.folder / name
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as err:
+                keys = holders.get(name, [])
+                if len(keys) != 1:
+                    raise self._refused(path, err) from None
+                entry = self.videos.pop(keys[0])
+                self.bad[keys[0]] = {"reason": "unreadable", "size": entry["size"],
+                                     "message": f"frame cache file {path} {unreadable_reason(path, err)}"}
 
     def _shard(self, name: str) -> np.ndarray:
         if name not in self._maps:
             # Read-only, not copy-on-write: an in-place write into a view must fail loudly rather than silently
             # change what this process reads for that video from then on.
-            self._maps[name] = np.memmap(self.folder / name, dtype=np.uint8, mode="r")
+            self._maps[name] = self._map(name, lambda path: np.memmap(path, dtype=np.uint8, mode="r"))
         return self._maps[name]
+
+    def _map(self, name: str, load: Callable[[Path], np.ndarray]) -> np.ndarray:
+        """`load` of file `name` of the cache; a file refused since the cache was checked (permissions changed
+        during a run) makes the video being read unusable, as an unreadable source video, not a traceback."""
+        try:
+            return load(self.folder / name)
+        except OSError as err:
+            raise unreadable(self.folder / name, err, "frame cache file ") from None
 
     def reader(self, path: str | Path) -> CachedVideoReader:
         """The cached video of `path` (a path of the annotations); VideoError if it was unusable at build time."""
@@ -164,7 +201,7 @@ class FrameCache:
         if e is None:
             raise SpecError(f"'data.cache={self.folder}' does not hold {path}; {REBUILD_HINT}.")
         if self._times is None:
-            self._times = np.load(self.folder / TIMES, mmap_mode="r")
+            self._times = self._map(TIMES, lambda path: np.load(path, mmap_mode="r"))
         n, h, w = e["stored_frames"], e["height"], e["width"]
         frames = self._shard(e["shard"])[e["offset"]:e["offset"] + n * h * w * 3].reshape(n, h, w, 3)
         times = np.asarray(self._times[e["times"]:e["times"] + n])

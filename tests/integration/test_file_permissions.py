@@ -1,5 +1,6 @@
-"""Files and folders the file system refuses (chmod): a video is skipped and counted like any unusable one; an
-annotation, config, checkpoint or record file, or an output folder, is a clear error naming it, before any work."""
+"""Files and folders the file system refuses (chmod): a video (or a frame cache's shard of one video) is skipped and
+counted like any unusable one; an annotation, config, checkpoint, record or frame cache file, or an output folder, is
+a clear error naming it, before any work."""
 
 from __future__ import annotations
 
@@ -232,3 +233,52 @@ def test_an_unreadable_consumer_record_is_named_before_the_bench(tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert f"harness data: error: --consumer {consumer} {refused(consumer)}.\n" in err
+
+
+def _cache_of(root: Path, out: Path, **build) -> tuple[Path, dict]:
+    build_frame_cache(root, out, num_classes=4, workers=1, progress=False, **build)
+    return out, json.loads((out / "index.json").read_text())
+
+
+def test_an_unreadable_cache_shard_of_one_video_is_an_unreadable_video(root, tmp_path):
+    cache, index = _cache_of(root, tmp_path / "cache", chunk_videos=1)  # a shard per video
+    video = _first_video(root, "train")
+    shard = cache / index["videos"][str(video.relative_to(root))]["shard"]
+    with denied(shard):
+        record = train(compose(tiny_overrides(root, tmp_path / "run", f"data.cache={cache}")))
+    bad = record["bad_videos"]
+    assert bad["by_reason"] == {"unreadable": 1}
+    assert {f["path"]: f["reason"] for f in bad["files"]} == {
+        str(video): f"unreadable: frame cache file {shard} {refused(shard)}"}
+
+
+@pytest.mark.parametrize("file", ["frames-00000.u8", "times.npy", "index.json"])
+def test_an_unreadable_cache_file_of_many_videos_stops_train_before_any_work(root, tmp_path, capsys, file):
+    from harness.cli import main
+
+    cache, index = _cache_of(root, tmp_path / "cache")
+    assert [s["file"] for s in index["shards"]] == ["frames-00000.u8"]  # every video's frames in the one shard
+    out = tmp_path / "run"
+    with denied(cache / file):
+        code = main(["train", *tiny_overrides(root, out, f"data.cache={cache}")])
+        err = capsys.readouterr().err
+        # `harness data cache` builds such a cache again rather than keep it as it is.
+        rebuilt = build_frame_cache(root, cache, num_classes=4, workers=1, progress=False)
+        assert (cache / file).read_bytes()  # the new file reads
+    assert code == 2 and "Traceback" not in err
+    assert (f"harness train: error: 'data.cache={cache}': {cache / file} {refused(cache / file)}; or rebuild it "
+            f"with 'harness data cache") in err
+    assert not (out / "checkpoints").exists() and not (out / "record.json").exists()
+    assert not rebuilt["reused"] and rebuilt["cached"] == 12
+
+
+def test_a_cache_file_refused_after_the_check_makes_the_video_read_unusable(root, tmp_path):
+    from harness.data.cache_read import FrameCache
+    from harness.data.decode import VideoError
+
+    cache, _ = _cache_of(root, tmp_path / "cache")
+    opened = FrameCache(cache, root)  # as in a run whose cache was checked before the permissions changed
+    video, shard = _first_video(root, "train"), cache / "frames-00000.u8"
+    with denied(shard), pytest.raises(VideoError) as err:
+        opened.reader(video)
+    assert err.value.kind == "unreadable" and str(err.value) == f"unreadable: frame cache file {shard} {refused(shard)}"
