@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from torch import nn
@@ -18,7 +19,9 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
     """The model of `model` with `num_classes` outputs, BatchNorm3d layers made multigrid-aware."""
     if model.target:
         factory = load_target(model.target)
-        net = factory(num_classes=num_classes, dropout=model.dropout, width=model.width)
+        arguments = {"num_classes": num_classes, "dropout": model.dropout, "width": model.width}
+        _require_factory_accepts(model.target, factory, arguments)
+        net = factory(**arguments)
         if not isinstance(net, nn.Module):
             raise SpecError(f"'model.target' {model.target} returned {type(net).__name__}, not a torch nn.Module.")
         return convert_batchnorm(net)
@@ -34,3 +37,24 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
         inflate_into(net, load_resnet50_state(path))
     pad_stem_channels(net, model.pad_stem_channels)
     return net
+
+
+def _require_factory_accepts(target: str, factory, arguments: dict) -> None:
+    """Raise SpecError if the user factory cannot be called with the keyword arguments the harness passes.
+
+    Checked against the signature, not by calling and catching TypeError: a TypeError raised inside the user's
+    own code is theirs to see with its traceback."""
+    if not callable(factory):
+        raise SpecError(f"'model.target' {target} is not callable (a {type(factory).__name__}): name a factory "
+                        f"def f(num_classes, dropout, width) -> nn.Module.")
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # some built-ins and C extensions state no signature: let the call tell
+        return
+    try:
+        signature.bind(**arguments)
+    except TypeError as err:
+        call = f"{target.partition(':')[2]}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+        raise SpecError(f"'model.target' {target} cannot be called as {call}: {err}. The "
+                        f"factory must accept the keyword arguments num_classes, dropout and width (add **kwargs "
+                        f"to ignore those it does not use) and need no others.") from None

@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch import nn
 
+from harness.cli import main
 from harness.models import MultigridBatchNorm3d, build_model, get_entry, list_models, multigrid_bns, register_model
 from harness.spec import ModelSpec, SpecError
 
@@ -71,6 +72,19 @@ def test_user_model_by_import_path():
         build_model(ModelSpec(target="tests.unit.user_models"), 7)
     with pytest.raises(SpecError, match="not a torch nn.Module"):
         build_model(ModelSpec(target="tests.unit.user_models:not_a_model"), 7)
+
+
+@pytest.mark.parametrize(("factory", "message"), [
+    ("without_num_classes", "cannot be called as without_num_classes(num_classes=4, dropout=0.5, width=0.0625): "
+                            "got an unexpected keyword argument 'num_classes'"),
+    ("needs_depth", "missing a required argument: 'depth'"),
+    ("NOT_A_FACTORY", "is not callable (a int)"),
+])
+def test_models_check_names_a_user_factory_the_harness_cannot_call(factory, message, capsys):
+    code = main(["models", "check", f"tests.unit.user_models:{factory}", "scale=smoke"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert "must accept the keyword arguments num_classes, dropout and width" in err or "not callable" in err
 
 
 def test_width_only_for_own_models():

@@ -12,3 +12,14 @@ def tiny_c3d(num_classes: int, dropout: float, width: float) -> nn.Module:
 
 def not_a_model(num_classes: int, dropout: float, width: float) -> str:
     return "oops"
+
+
+def without_num_classes(dropout: float, width: float) -> nn.Module:  # a factory written for a fixed label set
+    return tiny_c3d(10, dropout, width)
+
+
+def needs_depth(num_classes: int, dropout: float, width: float, depth: int) -> nn.Module:
+    return tiny_c3d(num_classes, dropout, width)
+
+
+NOT_A_FACTORY = 3
