@@ -10,6 +10,14 @@ from harness.cli_args import COUNT, NON_NEGATIVE
 from harness.spec import SUB_BATCH_BN, SpecError
 
 
+def _require_out(args: argparse.Namespace) -> None:
+    """Refuse an --out that could not be written before the measurement it would lose."""
+    if args.out:
+        from harness.io import require_writable_file
+
+        require_writable_file(Path(args.out), "--out")
+
+
 def _save_or_print_json(record: dict, args: argparse.Namespace) -> bool:
     """Write `record` to --out if given; with --json print it and return True (the caller then prints no table)."""
     if args.out:
@@ -36,6 +44,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness.train.step import require_step_device
 
     require_step_device(args.step, pick_device(args.device))  # before any timing or progress bar
+    _require_out(args)
     loader = None
     if args.data is not None:
         from harness.measure.loader_bound import load_rates
@@ -128,6 +137,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from harness.records import ThroughputRecord
 
     require_plain_bn_device(args.plain_bn_impl, pick_device(args.device))  # before the progress bar
+    _require_out(args)
 
     def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows
         if args.out:
@@ -206,6 +216,7 @@ def cmd_scaling(args: argparse.Namespace) -> int:
     from harness.measure.scaling import measure_scaling
     from harness.records import ScalingRecord
 
+    _require_out(args)
     measured = measure_scaling(args.suite, args.scale, args.variants, warmup=args.warmup, repeats=args.repeats,
                                step_mode=args.step, per_gpu_batch=args.per_gpu_batch,
                                sub_batch_bn=args.sub_batch_bn)

@@ -88,3 +88,16 @@ def require_writable_dir(path: Path, key: str, fix: str | None = None) -> Path:
         fix = fix or f"Set {key} to a folder you can create and write."
         raise SpecError(f"'{key}' {str(path)!r} is not a writable folder ({err.strerror or err}). {fix}") from None
     return path
+
+
+def require_writable_file(path: Path, key: str) -> Path:
+    """SpecError naming `key` before any work where file `path` could not be written at the end of it: a folder
+    stands there, or its folder cannot be created or written."""
+    from harness.spec import SpecError
+
+    path = Path(path)
+    if path.is_dir():
+        raise SpecError(f"'{key}' {str(path)!r} is a folder; give the path of the file to write in it, e.g. "
+                        f"{path / 'record.json'}.")
+    require_writable_dir(path.parent, key, f"Give {key} a file in a folder you can create and write.")
+    return path

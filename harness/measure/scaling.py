@@ -30,7 +30,7 @@ from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import set_bn_impls
 from harness.schedule import baseline_spec, build_plan
 from harness.schedule.trained import iterations_by_layout
-from harness.spec import RunSpec
+from harness.spec import RunSpec, SpecError
 from harness.train.distributed import cleanup, data_parallel, init_distributed
 from harness.train.step import make_step, require_step_device, train_iteration
 
@@ -48,8 +48,15 @@ def suite_specs(suite: str, scale: str, world: int, variants: list[str], per_gpu
         overrides.append(f"solver.batch_size={per_gpu_batch * world}")
     if sub_batch_bn is not None:
         overrides.append(f"train.sub_batch_bn={sub_batch_bn}")
-    runs = resolve_suite(load_suite(suite), load_scale(scale), overrides, data_root="/nonexistent")
-    return [r.spec for r in runs if r.spec is not None and r.run.variant in variants]
+    suite_def = load_suite(suite)
+    suite_def.require_variants(variants, "--variants")
+    runs = [r for r in resolve_suite(suite_def, load_scale(scale), overrides, data_root="/nonexistent")
+            if r.run.variant in variants]
+    if all(r.spec is None for r in runs):
+        skipped = "; ".join(f"{r.run.variant} {r.skip_reason}" for r in runs)
+        raise SpecError(f"--variants: none of them is timed in suite {suite} at scale {scale} ({skipped}). Name "
+                        f"a variant of this suite that needs no such setting, or another --suite.")
+    return [r.spec for r in runs if r.spec is not None]
 
 
 def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int = 5, repeats: int = 15,
@@ -66,8 +73,6 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
     try:
         require_step_device(step_mode, info.device)
         specs = suite_specs(suite, scale, info.world_size, variants, per_gpu_batch, sub_batch_bn)
-        if not specs:
-            raise SystemExit(f"no runnable variants {variants} in suite {suite}")
         first = specs[0]
         counts: dict[Key, dict[str, int]] = {}
         for spec in specs:

@@ -97,6 +97,33 @@ def test_train_refuses_a_misspelt_suite_run_before_any_work(monkeypatch, capsys,
     assert calls == []
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--suite", "smoke", "--variants", "multigrid", "multigrd"],
+     "--variants: suite smoke has no variant 'multigrd'. Did you mean 'multigrid'? Its variants: baseline, multigrid."),
+    (["--suite", "kinetics_1gpu", "--variants", "baseline"],
+     "--variants: none of them is timed in suite kinetics_1gpu at scale smoke (baseline needs model.pretrained"),
+])
+def test_scaling_names_variants_it_cannot_time_before_any_step(argv, message, tmp_path, capsys):
+    out = tmp_path / "scaling.json"
+    assert main(["scaling", "--scale", "smoke", "--repeats", "1", "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["scaling", "--suite", "smoke", "--scale", "smoke", "--warmup", "0", "--repeats", "1"],
+    ["profile", "scale=smoke", "--warmup", "0", "--repeats", "1"],
+])
+def test_measurements_refuse_an_out_they_could_not_write_before_timing(argv, tmp_path, capsys):
+    """Written only after every shape is timed: a folder there, or a file where its folder should be, lost it all."""
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert f"'--out' '{tmp_path}' is a folder; give the path of the file to write in it" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main([*argv, "--out", str(tmp_path / "file" / "record.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"'--out' '{tmp_path / 'file'}' is not a writable folder" in err and "Traceback" not in err
+
+
 def test_reproduces_train_commands_are_unchanged_by_their_scale():
     """reproduce passes scale=smoke with every scaled key already set: applying the scale again changes nothing."""
     suite = load_suite("smoke")
