@@ -94,6 +94,7 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
 
 def cmd_flops(args: argparse.Namespace) -> int:
     from harness.models import build_model, get_entry
+    from harness.models.check import PROBE_LIMIT, smallest_crop
     from harness.models.flops import count_flops
     from harness.spec import ModelSpec, SpecError
 
@@ -103,7 +104,18 @@ def cmd_flops(args: argparse.Namespace) -> int:
         raise SpecError(f"--frames {frames}: {entry.name} needs at least {entry.min_frames} frames.")
     if not 0 < args.width < float("inf"):
         raise SpecError(f"--width must be > 0 (1.0: the published model), got {args.width}.")
-    model = build_model(ModelSpec(name=args.model, width=args.width), args.classes)
+    if args.width != 1.0 and not entry.paper:
+        raise SpecError(f"--width scales only the paper's models (harness models list); {entry.name} is a "
+                        f"torchvision model. Leave --width out.")
+    spec = ModelSpec(name=args.model, width=args.width)
+    smallest = smallest_crop(spec, args.classes, frames, args.crop)  # before fvcore's traceback of a too-small map
+    if smallest is None:
+        raise SpecError(f"--frames {frames}: {entry.name} runs no clip of {frames} frames at any crop up to "
+                        f"{PROBE_LIMIT} px. Give more frames.")
+    if smallest > args.crop:
+        raise SpecError(f"--crop {args.crop}: {entry.name} needs at least {smallest} px at {frames} frames (its "
+                        f"downsampling leaves no pixel to pool below that). Give --crop {smallest} or more.")
+    model = build_model(spec, args.classes)
     count = count_flops(model, frames, args.crop)
     if args.json:
         print(json.dumps({"model": args.model, "frames": frames, "crop": args.crop, **count.to_dict()}))

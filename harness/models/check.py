@@ -11,6 +11,7 @@ from torch import nn
 from harness.models.bn import multigrid_bns, set_bn_layout
 from harness.schedule import Plan
 from harness.schedule.trained import planned_clip_sizes
+from harness.spec import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,39 @@ def require_planned_frames(plan: Plan) -> None:
         raise SpecError(
             f"The plan trains at {shortest} frames but {entry.name} needs at least {entry.min_frames}. Raise "
             f"data.num_frames (now {spec.data.num_frames}) or the time factors of 'multigrid.long_cycle_factors'.")
+
+
+def smallest_crop(model: ModelSpec, num_classes: int, frames: int, crop: int) -> int | None:
+    """The smallest crop from `crop` up at which `model` runs a clip of `frames` frames (`crop` itself where it runs
+    there or the model cannot be probed), or None where no crop up to PROBE_LIMIT px helps. Found by running the model
+    on the meta device, shapes without memory or compute, so that a refusal names the size the model's own
+    downsampling needs rather than one number for every model."""
+    from harness.models.build import build_model
+
+    with torch.device("meta"):
+        net = build_model(model, num_classes).eval()
+
+    def runs(s: int) -> bool:
+        try:
+            with torch.no_grad():
+                net(torch.empty(1, 3, frames, s, s, device="meta"))
+        except NotImplementedError:  # an operator without a meta kernel: the probe cannot tell, the count will
+            return True
+        except RuntimeError:  # a pooling or convolution window larger than its input
+            return False
+        return True
+
+    if runs(crop):
+        return crop
+    refused, high = crop, 2 * crop
+    while not runs(high):  # doubling, then bisecting: the feature maps only grow with the crop
+        if high >= PROBE_LIMIT:
+            return None
+        refused, high = high, min(2 * high, PROBE_LIMIT)
+    while high - refused > 1:
+        mid = (refused + high) // 2
+        refused, high = (refused, mid) if runs(mid) else (mid, high)
+    return high
+
+
+PROBE_LIMIT = 4096  # pixels: a clip refused at every crop up to this is refused for its frames

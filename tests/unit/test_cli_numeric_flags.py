@@ -1,5 +1,7 @@
 """Counts and sizes out of range on the measurement and model commands' flags are named before any work."""
 
+import json
+
 import pytest
 
 from harness.cli import main
@@ -18,6 +20,10 @@ from harness.cli import main
     (["flops", "i3d_r50", "--crop", "abc"], "argument --crop: must be an integer, got 'abc'"),
     (["flops", "slowfast_r50_8x8", "--frames", "1"], "--frames 1: slowfast_r50_8x8 needs at least 4 frames"),
     (["flops", "i3d_r50", "--width", "0"], "--width must be > 0"),
+    (["flops", "s3d", "--width", "0.5"], "--width scales only the paper's models"),  # named model.width before
+    # S3D pools its last 2×2×2 window without padding; the ResNets' padding keeps one pixel (their 1-px clips run)
+    (["flops", "s3d", "--crop", "1"], "--crop 1: s3d needs at least 17 px at 16 frames"),
+    (["flops", "s3d", "--frames", "8", "--crop", "16"], "--crop 16: s3d needs at least 17 px at 8 frames"),
     (["models", "check", "i3d_r50", "--batch", "0"], "argument --batch: must be >= 1, got 0"),
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
@@ -27,3 +33,8 @@ def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
         code = exit.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_flops_counts_at_the_smallest_crop_it_names(capsys):
+    assert main(["flops", "s3d", "--frames", "8", "--crop", "17", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["crop"] == 17
