@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
-from harness.data.decode import VideoReader
+from harness.data.clip_plan import attempt_index
+from harness.data.decode import VideoError, VideoReader
 from harness.data.nvdec import worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
@@ -39,39 +40,57 @@ def _requests(shape: dict[str, Any], n: int, size: int, seed: int) -> list[ClipR
                         tuple(shape["jitter_range"]), (seed, k)) for k in range(n)]
 
 
-def _decode_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> tuple[float, list[torch.Tensor]]:
-    """Clips/s of decoding alone (open, seek, decode the window, convert the picked frames)."""
-    frames, start = [], time.perf_counter()
-    for req in reqs:
+def _window(ds: VideoClipDataset, req: ClipRequest, open_reader: Callable[[Path], Any],
+            skipped: dict[str, str]) -> torch.Tensor | None:
+    """The frames of `req`'s random window, from the first of its attempts' videos that can be used: as the loader
+    does, an unusable video is replaced by another drawn from the request's key, and noted in `skipped` (path:
+    reason). None where every attempt fails (the loader's paths then record the dataset's error)."""
+    for attempt in range(ds.max_retries + 1):
+        path = ds.records[attempt_index(req, attempt, len(ds.records))].path
         rng = np.random.default_rng(list(req.key))
-        with VideoReader(ds.records[req.index].path, ds.decode_threads) as reader:
-            stride = random_stride(req.stride_range, rng)
-            times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps, rng)
-            frames.append(reader.frames_at(times))
-    return len(reqs) / (time.perf_counter() - start), frames
+        try:
+            with open_reader(path) as reader:
+                stride = random_stride(req.stride_range, rng)
+                times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps,
+                                         rng)
+                return reader.frames_at(times)
+        except VideoError as err:
+            skipped[str(path)] = str(err)
+    return None
 
 
-def _cache_read_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> float:
+def _decode_rate(ds: VideoClipDataset, reqs: list[ClipRequest], skipped: dict[str, str]
+                 ) -> tuple[float, list[tuple[torch.Tensor, ClipRequest]]]:
+    """Clips/s of decoding alone (open, seek, decode the window, convert the picked frames), and the clips with
+    their requests; unusable videos are replaced and noted in `skipped` (path: reason)."""
+    clips, start = [], time.perf_counter()
+    for req in reqs:
+        frames = _window(ds, req, lambda path: VideoReader(path, ds.decode_threads), skipped)
+        if frames is not None:
+            clips.append((frames, req))
+    return len(clips) / (time.perf_counter() - start), clips
+
+
+def _cache_read_rate(ds: VideoClipDataset, reqs: list[ClipRequest], skipped: dict[str, str]) -> float:
     """Clips/s of reading the same windows from the frame cache alone (the counterpart of `_decode_rate`)."""
     assert ds.cache is not None
-    start = time.perf_counter()
+    start, n = time.perf_counter(), 0
     for req in reqs:
-        rng = np.random.default_rng(list(req.key))
-        with ds.cache.reader(ds.records[req.index].path) as reader:
-            stride = random_stride(req.stride_range, rng)
-            times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps, rng)
-            reader.frames_at(times).contiguous()  # materialize: a strided pick is only a view until used
-    return len(reqs) / (time.perf_counter() - start)
+        frames = _window(ds, req, ds.cache.reader, skipped)
+        if frames is not None:
+            frames.contiguous()  # materialize: a strided pick is only a view until used
+            n += 1
+    return n / (time.perf_counter() - start)
 
 
-def _resample_rate(frames: list[torch.Tensor], reqs: list[ClipRequest]) -> float:
+def _resample_rate(clips: list[tuple[torch.Tensor, ClipRequest]]) -> float:
     """Clips/s of grid resampling alone (random scale and crop, one bilinear resize, uint8)."""
     start = time.perf_counter()
-    for clip, req in zip(frames, reqs):
+    for clip, req in clips:
         rng = np.random.default_rng(list(req.key))
         box = train_crop_box(clip.shape[1], clip.shape[2], req.s, req.jitter_range, rng)
         resize_crop(clip, box, req.s, flip=True)
-    return len(reqs) / (time.perf_counter() - start)
+    return len(clips) / (time.perf_counter() - start)
 
 
 class _Passes:
@@ -183,16 +202,19 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     prepared copy, if given). `log` gets a line per loader path and worker count as it is measured."""
     reqs = _requests(shape, clips, len(dataset.records), seed)
     alone = reqs[:IN_PROCESS_CLIPS]
-    decode, frames = _decode_rate(dataset, alone)
+    skipped: dict[str, str] = {}
+    decode, decoded = _decode_rate(dataset, alone, skipped)
     batch, timed = loader_batches(clips, shape["per_gpu_batch"], max(1, *workers))
     reqs = reqs[:timed]
     row = {**shape, "clips": len(reqs), "in_process_clips": len(alone), "loader_batch": batch,
            "min_timed_s": min_seconds,
-           "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(frames, alone)}
+           "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(decoded)}
     _measure_path(row, "loader_clips_per_s", dataset, reqs, workers, log=log)
     if cached is not None:
-        row["cache_read_clips_per_s"] = _cache_read_rate(cached, alone)
+        row["cache_read_clips_per_s"] = _cache_read_rate(cached, alone, skipped)
         _measure_path(row, "cache_loader_clips_per_s", cached, reqs, workers, log=log)
+    if skipped:  # replaced by other videos, as the loader replaces them ('harness data check' names them all)
+        row["skipped_videos"] = [{"path": path, "reason": reason} for path, reason in sorted(skipped.items())]
     if prepared is not None:
         _measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
     if low_res is not None:
@@ -390,6 +412,11 @@ def format_bench(record: dict[str, Any]) -> str:
     for r in record["shapes"]:
         for name, error in r.get("errors", {}).items():
             lines.append(f"  {r['t']}x{r['s']} {name}: {error}")
+    skipped = {s["path"]: s["reason"] for r in record["shapes"] for s in r.get("skipped_videos", [])}
+    if skipped:
+        lines.append(f"  {len(skipped)} unusable video(s) skipped, as the loader skips them ('harness data check' "
+                     f"lists every one):")
+        lines += [f"    {path}: {reason}" for path, reason in sorted(skipped.items())]
     if any(r.get("consumer_clips_per_s") for r in record["shapes"]):
         lines.append("  the trainer consumes: " + ", ".join(
             "?" if r.get("consumer_clips_per_s") is None else f"{r['consumer_clips_per_s']:.1f}"
