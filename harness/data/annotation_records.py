@@ -65,6 +65,10 @@ class MissingAnnotations(AnnotationError):
     """The annotation files of a split are not where the layout expects them."""
 
 
+class UnlabelledSplit(MissingAnnotations):
+    """A split's annotation file lists videos but gives none of them a label (a release's test split)."""
+
+
 def unreadable_file(err: OSError, default: str | Path) -> AnnotationProblem:
     """The problem of an annotation file (or a folder on its way) that cannot be opened, with the fix."""
     path = err.filename or default

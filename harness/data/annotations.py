@@ -6,15 +6,27 @@ not hours into training. Video files are not opened here (``harness data check``
 
 Layouts under ``data.root`` (first match wins):
 
-- Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv``, either ``relative/path.mp4 label``
-  lines (PySlowFast; optional ``classes.txt``) or the official CSV ``label,youtube_id,time_start,time_end,split``
-  (any CSV with a ``youtube_id`` column: extra columns, a quoted header, pandas' index column, times written
-  as floats, and semicolons or tabs for commas, as spreadsheets save them, are read too) with videos
-  ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos/`` or
-  the root, or in a folder per class there; classes are the train CSV's labels sorted alphabetically.
-- SSv2: ``[something-something-v2-]labels.json`` (template → index) and ``[...-]train.json`` /
-  ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos ``{id}.webm`` in
-  ``20bn-something-something-v2/``, ``videos/`` or the root. The class is the template without brackets.
+- Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv`` (also MMAction2's names:
+  ``annotations/kinetics_{split}.csv``, ``{dataset}_{split}_list_videos.txt``), either ``relative/path.mp4 label``
+  lines or the official CSV ``label,youtube_id,time_start,time_end,split``. The lines are PySlowFast's,
+  PyTorchVideo's and MMAction2's video lists: paths may hold spaces or be absolute, the label may follow a comma;
+  relative paths start in the root, else in the split's video folder (below), else in the root with the leading
+  folders of another prefix dropped (``k400/train/a.mp4`` under ``/data/k400``), as the first listed video is
+  found. MMAction2's rawframe lists (``frame_dir total_frames label``) and multi-label lines are refused, naming
+  the format. An optional label map, ``classes.txt`` (or in ``annotations/``), gives the classes: one name a line,
+  ``index name`` lines (or ``index,name`` under a header), or a JSON object {name: index} (PyTorchVideo's);
+  indices 0..n-1. The official CSV (any CSV with a ``youtube_id`` column: extra columns such as ``is_cc``, a
+  quoted header, pandas' index column, times written as floats, and semicolons or tabs for commas, as spreadsheets
+  save them, are read too) has videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``,
+  ``.webm``) in ``{split}/``, ``videos_{split}/`` (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in
+  a folder per class there (named by the label, or with underscores for spaces and hyphens for parentheses, as
+  MMAction2's ``rename_classnames.sh`` leaves them); classes are the train CSV's labels sorted by code point (the
+  reference's indices). A test split without labels (Kinetics-700-2020's ``test.csv``, SSv2's ``test.json``) is an
+  :class:`UnlabelledSplit`, which commands reading every split pass over.
+- SSv2: ``[something-something-v2-]labels.json`` (template → index; keys with or without brackets) and
+  ``[...-]train.json`` / ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos
+  ``{id}.webm`` (or ``{id}.mp4`` where converted) in ``20bn-something-something-v2/``, ``videos/`` or the root.
+  The class is the template without brackets.
 - Charades: ``Charades_v1_train.csv`` / ``Charades_v1_test.csv`` (``id,...,actions`` with actions like
   ``c092 11.90 21.20;c147 0.00 12.60``); videos ``{id}.mp4`` in ``Charades_v1/``, ``Charades_v1_480/``,
   ``videos/`` or the root; multi-label targets over 157 classes.
@@ -38,6 +50,7 @@ import io
 import json
 import logging
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +60,7 @@ from harness.data.annotation_records import (
     AnnotationError,
     AnnotationProblem,
     MissingAnnotations,
+    UnlabelledSplit,
     VideoRecord,
     first_line,
     read_text,
@@ -71,6 +85,9 @@ log = logging.getLogger("harness.data")
 SPLITS = {"train": ("train",), "val": ("val", "validate", "validation"), "test": ("test",)}
 CHARADES_CLASSES = 157
 KINETICS_CSV_HEADER = ("label", "youtube_id", "time_start", "time_end")
+# A release's test split lists videos without labels (Kinetics-700-2020's test.csv, SSv2's test.json): there is
+# nothing to train on or score, and commands that read every split (`harness data prepare`) pass it over.
+UNLABELLED = "{what}: an unlabelled test split, as released; the harness trains on 'train' and scores on 'val'"
 
 
 @dataclass(frozen=True)
@@ -111,18 +128,40 @@ def _raise_if(problems: list[AnnotationProblem]) -> None:
 
 
 # ---------------------------------------------------------------- Kinetics (and the synthetic data)
-def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[VideoRecord]:
-    """`relative/path.mp4 label` lines (paths may hold spaces; the label is the last field)."""
-    records, problems = [], []
+def _path_label(line: str) -> tuple[str, str] | str:
+    """(path, label) of a list line, or why it is not one. The label is the last field after whitespace (paths may
+    hold spaces), or the number after the last comma where that field is none (PySlowFast's
+    DATA.PATH_LABEL_SEPARATOR=",")."""
+    parts = line.rsplit(maxsplit=1)
+    comma = re.fullmatch(r"(.+?)\s*,\s*(-?\d+)", line)
+    if comma and (len(parts) < 2 or not re.fullmatch(r"-?\d+", parts[1])):
+        parts = [comma[1], comma[2]]
+    if len(parts) < 2:
+        return f"missing label: expected 'path label', got {line!r}"
+    path, label = parts
+    # MMAction2's rawframe lists ('frame_dir total_frames label') and multi-label lists ('path label label ...') put
+    # a number before the last one: read as 'path label' they would name videos 'frame_dir 300' that do not exist.
+    if path.rsplit(maxsplit=1)[-1].isdigit() and len(path.split()) > 1:
+        return (f"{line!r} has two numbers after the path: an MMAction2 rawframe list ('frame_dir total_frames label') "
+                f"or a multi-label list ('path label label ...'), which is not read; give a list of videos, one "
+                f"'path label' a line with one class index (PySlowFast's and MMAction2's video lists)")
+    return path, label
+
+
+def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: tuple[Path, ...] = ()
+                         ) -> list[VideoRecord]:
+    """`relative/path.mp4 label` lines (PySlowFast, PyTorchVideo and MMAction2 video lists; paths may hold spaces).
+    Relative paths start where :func:`_list_base` finds the first listed video (`root` unless it is elsewhere)."""
+    listed, problems = [], []
     for n, raw in enumerate(text_lines(list_file), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        parts = line.rsplit(maxsplit=1)
-        if len(parts) < 2:
-            problems.append(AnnotationProblem(str(list_file), n, f"missing label: expected 'path label', got {line!r}"))
+        parsed = _path_label(line)
+        if isinstance(parsed, str):
+            problems.append(AnnotationProblem(str(list_file), n, parsed))
             continue
-        path, label = parts
+        path, label = parsed
         try:
             value = int(label)
         except ValueError:
@@ -133,28 +172,88 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int) -> list[
                 str(list_file), n, f"label {value} is out of range [0, {num_classes}) (data.num_classes or "
                                    f"classes.txt sets the number of classes)"))
             continue
-        records.append(VideoRecord(root / path, value))
-    if not records and not problems:
+        listed.append((Path(path), value))
+    if not listed and not problems:
         problems.append(AnnotationProblem(str(list_file), 0, "lists no videos"))
     _raise_if(problems)
-    return records
+    place = _list_base([p for p, _ in listed if not p.is_absolute()][:1], root, bases)
+    return [VideoRecord(place(path), label) for path, label in listed]
+
+
+def _list_base(first: list[Path], root: Path, bases: tuple[Path, ...]) -> Callable[[Path], Path]:
+    """Where a list's relative paths start, told by the first one (`first`: none or one path): `root`, unless the
+    video is not there but is under one of `bases` (the split's video folder), or under `root` once leading folders
+    are dropped: lists written for a PySlowFast DATA.PATH_PREFIX further up (`k400/train/a.mp4` under
+    data.root=/data/k400, also in a prepared copy of it under another name). Those folders are dropped from every
+    path that starts with them. Unchanged (under `root`) where the video is nowhere, so a missing one is named
+    there."""
+    if not first or (root / first[0]).exists():
+        return lambda p: root / p
+    for base in bases:
+        if (base / first[0]).exists():
+            return lambda p: base / p
+    parts = first[0].parts
+    for k in range(1, len(parts)):
+        if root.joinpath(*parts[k:]).exists():
+            return lambda p: root.joinpath(*p.parts[k:]) if p.parts[:k] == parts[:k] else root / p
+    return lambda p: root / p
 
 
 def read_class_names(classes_file: Path) -> tuple[str, ...]:
-    """The class names of a classes.txt, one a line (index = position). A name listed twice is an error: it would
-    add a class that no label can be told from, and shift the number of classes the model is built with."""
-    classes, first, problems = [], {}, []
-    for n, raw in enumerate(text_lines(classes_file), start=1):
-        name = raw.strip()
-        if not name:
+    """The class names of a label map, in index order: one name a line (index = position, as MMAction2's
+    label_map_*.txt), `index name` lines (also `index,name`, after a header such as `id,name`), or a JSON object
+    {name: index} (PyTorchVideo's kinetics_classnames.json, whose names carry quotes, which are dropped). A name
+    listed twice is an error: it would add a class that no label can be told from, and shift the number of classes
+    the model is built with; so are indices that are not 0..n-1, each once (UCF-101's classInd.txt counts from 1)."""
+    text = read_text(classes_file)
+    if text.lstrip().startswith("{"):
+        return _json_class_names(classes_file, text)
+    lines = [(n, raw.strip()) for n, raw in enumerate(text_lines(classes_file), start=1) if raw.strip()]
+    numbered = [re.fullmatch(r"(\d+)\s*[\s,]\s*(\S.*)", line) for _, line in lines]
+    if len(lines) > 1 and all(numbered[1:]) and not numbered[0]:  # a header line above numbered ones
+        lines, numbered = lines[1:], numbered[1:]
+    if lines and all(numbered):
+        return _indexed_class_names(classes_file, [(n, int(m[1]), m[2].strip()) for (n, _), m in zip(lines, numbered)])
+    return _indexed_class_names(classes_file, [(n, i, name) for i, (n, name) in enumerate(lines)])
+
+
+def _json_class_names(classes_file: Path, text: str) -> tuple[str, ...]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise AnnotationError([AnnotationProblem(str(classes_file), err.lineno, f"invalid JSON: {err.msg}")]) from err
+    if not isinstance(raw, dict):
+        raise AnnotationError([AnnotationProblem(str(classes_file), 1, "expected a JSON object {name: index}")])
+    entries, problems = [], []
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+            problems.append(AnnotationProblem(str(classes_file), 0, f"class {name!r} has index {value!r}, not an "
+                                                                    f"integer"))
             continue
-        if name in first:
-            problems.append(AnnotationProblem(str(classes_file), n, f"class {name!r} is listed again (first on line "
-                                                                    f"{first[name]}); list each class once"))
-        first.setdefault(name, n)
-        classes.append(name)
+        entries.append((0, int(value), name.strip().strip('"').strip()))
     _raise_if(problems)
-    return tuple(classes)
+    return _indexed_class_names(classes_file, entries)
+
+
+def _indexed_class_names(classes_file: Path, entries: list[tuple[int, int, str]]) -> tuple[str, ...]:
+    """Names by index from (line, index, name) entries (line 0: the file as a whole); every problem named."""
+    problems, first_line_of, by_index = [], {}, {}
+    for n, index, name in entries:
+        if name in first_line_of:
+            where = f" (first on line {first_line_of[name]})" if first_line_of[name] else ""
+            problems.append(AnnotationProblem(str(classes_file), n, f"class {name!r} is listed again{where}; list "
+                                                                    f"each class once"))
+        elif index in by_index:
+            problems.append(AnnotationProblem(str(classes_file), n, f"class index {index} is given twice "
+                                                                    f"({by_index[index]!r} and {name!r})"))
+        first_line_of.setdefault(name, n)
+        by_index.setdefault(index, name)
+    if not problems and sorted(by_index) != list(range(len(by_index))):
+        base = " (they count from 1: renumber them from 0, as the lists' labels count)" if min(by_index) == 1 else ""
+        problems.append(AnnotationProblem(str(classes_file), 0, f"class indices must be 0..{len(by_index) - 1}, each "
+                                                                f"once{base}"))
+    _raise_if(problems)
+    return tuple(by_index[i] for i in range(len(by_index)))
 
 
 def _delimiter(header_line: str) -> str:
@@ -190,6 +289,8 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
     """The official `label,youtube_id,time_start,time_end,split` CSV; videos named by id and times."""
     header, rows = _csv_rows(csv_file)
     missing = [h for h in KINETICS_CSV_HEADER if h not in header]
+    if missing == ["label"]:
+        raise UnlabelledSplit([AnnotationProblem(str(csv_file), 0, UNLABELLED.format(what="no label column"))])
     if missing:
         raise AnnotationError([AnnotationProblem(str(csv_file), 1, f"header lacks column(s) {missing}; expected "
                                                                    f"{','.join(KINETICS_CSV_HEADER)},split")])
@@ -224,15 +325,38 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
 KINETICS_SUFFIXES = (".mp4", ".mkv", ".webm")
 
 
+def _class_folders(label: str) -> tuple[str, ...]:
+    """The names a class's folder has: the label, or as MMAction2's rename_classnames.sh leaves it (spaces to
+    underscores; its Kinetics-400 version also turns parentheses into hyphens)."""
+    underscores = label.replace(" ", "_")
+    return tuple(dict.fromkeys((label, underscores, underscores.replace("(", "-").replace(")", "-"))))
+
+
 def _kinetics_video(video_root: Path, label: str, stem: str) -> Path:
     """The file of a Kinetics clip: `stem`.mp4 in `video_root`, else in its class's folder (some downloaders sort
     videos by class), else with another suffix a downloader writes; the .mp4 path where none exists, so that it is
     reported missing under the name the CSV gives."""
+    folders = (video_root, *(video_root / name for name in _class_folders(label)))
     for suffix in KINETICS_SUFFIXES:
-        for folder in (video_root, video_root / label):
+        for folder in folders:
             if (path := folder / f"{stem}{suffix}").exists():
                 return path
     return video_root / f"{stem}.mp4"
+
+
+def _kinetics_list(root: Path, names: tuple[str, ...]) -> Path | None:
+    """A split's list: `{split}.csv` in the root or annotations/, else as MMAction2 names it: the official CSV that
+    its download script renames `kinetics_{split}.csv`, or its video list `{dataset}_{split}_list_videos.txt`."""
+    folders = (root, root / "annotations")
+    found = _first_file([d / f"{p}{n}.csv" for p in ("", "kinetics_") for n in names for d in folders])
+    return found or next((f for n in names for f in sorted(root.glob(f"*_{n}_list_videos.txt"))), None)
+
+
+def _kinetics_video_dirs(root: Path, names: tuple[str, ...]) -> list[Path]:
+    """The folders that may hold a split's videos: `{split}/` (the CVDF release), `videos_{split}/` (MMAction2),
+    `videos/{split}/`, `videos/`."""
+    return ([root / n for n in names] + [root / f"videos_{n}" for n in names] + [root / "videos" / n for n in names]
+            + [root / "videos"])
 
 
 def _sniff_official_csv(path: Path) -> bool:
@@ -247,23 +371,24 @@ def _sniff_official_csv(path: Path) -> bool:
 def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     """Kinetics in either layout (see the module docstring); `synthetic` data uses the path-label layout."""
     names = _split_names(split)
-    ann = _first_file([d / f"{n}.csv" for n in names for d in (root, root / "annotations")])
+    ann = _kinetics_list(root, names)
     if ann is None:
         raise _missing(root, f"{names[0]}.csv (or annotations/{names[0]}.csv)")
+    video_dirs = _kinetics_video_dirs(root, names)
     if _sniff_official_csv(ann):
-        train_csv = _first_file([root / "train.csv", root / "annotations" / "train.csv"]) or ann
-        classes = kinetics_csv_classes(train_csv)
-        video_root = _first_dir([root / n for n in names] + [root / "videos" / n for n in names] + [root / "videos"],
-                                root)
-        records = read_kinetics_csv(ann, video_root, classes)
+        train_csv = _kinetics_list(root, SPLITS["train"])
+        classes = kinetics_csv_classes(train_csv if train_csv is not None and _sniff_official_csv(train_csv) else ann)
+        records = read_kinetics_csv(ann, _first_dir(video_dirs, root), classes)
         return Annotations(tuple(records), len(classes), classes, False, (str(ann),))
     classes_file = _first_file([root / "classes.txt", root / "annotations" / "classes.txt"])
     classes = None
     if classes_file is not None:
         classes = read_class_names(classes_file)
         num_classes = len(classes)
-    records = read_path_label_list(ann, root, num_classes)
-    return Annotations(tuple(records), num_classes, classes, False, (str(ann),))
+    records = read_path_label_list(ann, root, num_classes, tuple(d for d in video_dirs if d.is_dir()))
+    # The label map too, so that a prepared copy keeps the classes; the list last (the file duplicates are named in).
+    files = (str(classes_file), str(ann)) if classes_file is not None else (str(ann),)
+    return Annotations(tuple(records), num_classes, classes, False, files)
 
 
 # ---------------------------------------------------------------- Something-Something v2
@@ -290,6 +415,12 @@ def _json_array_entries(path: Path) -> list[tuple[int, object]]:
     return entries
 
 
+def _template_class(template: object) -> str:
+    """The class a template names: the template without the brackets around its placeholders (the reference's
+    rule). Applied to the labels JSON's keys too: the release writes them without brackets, copies of it with."""
+    return str(template).replace("[", "").replace("]", "")
+
+
 def read_ssv2_labels(labels_json: Path) -> dict[str, int]:
     """The labels JSON: class template (without brackets) → index (the index may be a string, as published)."""
     try:
@@ -301,7 +432,7 @@ def read_ssv2_labels(labels_json: Path) -> dict[str, int]:
     labels, problems = {}, []
     for name, value in raw.items():
         try:
-            labels[name] = int(value)
+            labels[_template_class(name)] = int(value)
         except (TypeError, ValueError):
             problems.append(AnnotationProblem(str(labels_json), 0, f"class {name!r} has a non-integer index {value!r}"))
     if sorted(labels.values()) != list(range(len(labels))):
@@ -314,7 +445,11 @@ def read_ssv2_labels(labels_json: Path) -> dict[str, int]:
 def read_ssv2_split(split_json: Path, video_root: Path, labels: dict[str, int]) -> list[VideoRecord]:
     """A train/validation JSON list of {id, label, template, placeholders}; videos `{id}.webm`."""
     records, problems = [], []
-    for line, entry in _json_array_entries(split_json):
+    entries = _json_array_entries(split_json)
+    if entries and not any(isinstance(e, dict) and e.get("template") for _, e in entries):
+        raise UnlabelledSplit([AnnotationProblem(str(split_json), 0,
+                                                 UNLABELLED.format(what="no video has a 'template'"))])
+    for line, entry in entries:
         if not isinstance(entry, dict) or "id" not in entry:
             problems.append(AnnotationProblem(str(split_json), line, "entry is not an object with an 'id'"))
             continue
@@ -323,16 +458,25 @@ def read_ssv2_split(split_json: Path, video_root: Path, labels: dict[str, int]) 
             problems.append(AnnotationProblem(str(split_json), line,
                                               f"video {entry['id']}: missing label ('template')"))
             continue
-        name = str(template).replace("[", "").replace("]", "")
+        name = _template_class(template)
         if name not in labels:
             problems.append(AnnotationProblem(str(split_json), line, f"video {entry['id']}: unknown class {name!r}"
                                               + did_you_mean(name, labels)))
             continue
-        records.append(VideoRecord(video_root / f"{entry['id']}.webm", labels[name]))
+        records.append(VideoRecord(_ssv2_video(video_root, str(entry["id"])), labels[name]))
     if not records and not problems:
         problems.append(AnnotationProblem(str(split_json), 0, "lists no videos"))
     _raise_if(problems)
     return records
+
+
+def _ssv2_video(video_root: Path, video_id: str) -> Path:
+    """`{id}.webm` as released, else `{id}.mp4` where the videos were converted (as several codebases do); the
+    .webm path where neither exists, so a missing video is named as released."""
+    webm = video_root / f"{video_id}.webm"
+    if not webm.exists() and (mp4 := webm.with_suffix(".mp4")).exists():
+        return mp4
+    return webm
 
 
 # ---------------------------------------------------------------- extracted frames (SSv2, Charades)
