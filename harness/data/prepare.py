@@ -5,16 +5,16 @@ video keeps x264's default keyframe interval (250 frames, ~8 s), so every clip d
 away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding once with a keyframe every few
 frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
 
-The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, the source's frame
-rate, upright, short side at most ``short_side``, a keyframe every ``keyframe_interval`` frames, x264 tuned for fast
-decoding unless ``tune`` is None) to the same relative path. With ``frame_step`` K > 1 it keeps every K-th frame at
-its source time and says so in the container's comment (with the source's frame rate), so the reader reports the
-source's rate and frame count and strides keep counting source frames: a recipe whose strides are multiples of K
-reads the very frames it would read from the source, decoding K times fewer (other strides get the nearest kept
-frame). AVI, which stores no frame times, is refused for K > 1. The annotation files are copied unchanged, so
-``data.root=OUT`` reads the copy with the same ``data.name``. A file keeps its name (and container, except that
-``.webm``, which cannot hold H.264, holds it in Matroska, which the same demuxer reads). Unusable videos are skipped
-and listed, never fatal.
+The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, each at its source
+time (AVI: at the source's frame rate, without B-frames), upright, short side at most ``short_side``, a keyframe
+every ``keyframe_interval`` frames, x264 tuned for fast decoding unless ``tune`` is None) to the same relative path.
+With ``frame_step`` K > 1 it keeps every K-th frame at its source time and says so in the container's comment (with
+the source's frame rate), so the reader reports the source's rate and frame count and strides keep counting source
+frames: a recipe whose strides are multiples of K reads the very frames it would read from the source, decoding K
+times fewer (other strides get the nearest kept frame). AVI, which stores no frame times, is refused for K > 1. The
+annotation files are copied unchanged, so ``data.root=OUT`` reads the copy with the same ``data.name``. A file keeps
+its name (and container, except that ``.webm``, which cannot hold H.264, holds it in Matroska, which the same
+demuxer reads). Unusable videos are skipped and listed, never fatal.
 
 Each video is written to a temporary name and renamed, and ``prepare.json`` records the settings first, so an
 interrupted run resumes with the videos still missing; other settings in the same folder are refused.
@@ -56,6 +56,9 @@ from harness.records import PrepareRecord
 from harness.spec import SpecError
 
 MANIFEST = "prepare.json"
+# The copy's time base: MPEG's 90 kHz clock, which holds every common frame rate's frame times exactly and keeps
+# any other time within 6 microseconds.
+COPY_TIME_BASE = Fraction(1, 90000)
 FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".webm": "matroska", ".avi": "avi"}
 
 
@@ -104,15 +107,23 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     out.metadata["comment"] = frame_step_tag(step, Fraction(fps))
                 gop = str(settings.keyframe_interval)
                 # A fixed GOP (no scene-cut keyframes, no open GOP) so that every window starts near a keyframe.
+                x264 = f"keyint={gop}:min-keyint={gop}:scenecut=0"
+                # AVI stores frames in decoding order without their times, which B-frames reorder: readers can
+                # only guess where each is shown (FFmpeg's guess puts H.264's out of order).
+                timed = fmt != "avi"
                 options = {"crf": str(settings.crf), "preset": settings.preset, "threads": "1",
-                           "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"}
+                           "x264-params": x264 if timed else f"{x264}:bframes=0"}
                 if settings.tune:
                     options["tune"] = settings.tune
                 video = out.add_stream("libx264", rate=fps, options=options)
                 video.pix_fmt = "yuv420p"
+                if timed:  # each frame keeps its source time: variable-rate video (phones, GIFs) is not re-timed
+                    video.codec_context.time_base = COPY_TIME_BASE
                 turn = size = None
+                pts = -1
                 for index, frame in enumerate(source.decode(stream)):
-                    last = max(last, frame_time(frame, reader._start, decoded, reader.info))
+                    t = frame_time(frame, reader._start, decoded, reader.info)
+                    last = max(last, t)
                     decoded += 1
                     if index % step:
                         continue
@@ -128,7 +139,11 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                         x = torch.from_numpy(array).permute(2, 0, 1)
                         array = TF.resize(x, list(size), antialias=True).permute(1, 2, 0).contiguous().numpy()
                     picture = av.VideoFrame.from_ndarray(array, format="rgb24")
-                    picture.pts = index  # the source frame's time in the stream's 1/fps time base, kept frames or not
+                    if timed:  # the source frame's time, kept frames or not
+                        pts = max(pts + 1, round(t / COPY_TIME_BASE))
+                        picture.pts, picture.time_base = pts, COPY_TIME_BASE
+                    else:  # AVI's frames follow one another at 1/fps, the stream's time base
+                        picture.pts = index
                     out.mux(video.encode(picture))
                     frames += 1
                 if frames == 0:

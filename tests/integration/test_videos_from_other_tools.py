@@ -16,9 +16,13 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+import torch
 
 from harness.cli import main
-from tests.integration.test_data_support import frames_pattern
+from harness.data.cache_build import _decode_into
+from harness.data.decode import VideoError, VideoReader, scan_video
+from harness.data.prepare import PrepareSettings, VideoFailed, reencode
+from tests.integration.test_data_support import frames_pattern, truncate
 
 N = 16  # frames of every test video
 
@@ -77,6 +81,8 @@ def write(path: Path, codec: str = "libx264", pix_fmt: str = "yuv420p", size: tu
             stream.bit_rate = 4_000_000  # high quality: the pattern survives compression
         if time_base is not None:
             stream.codec_context.time_base = time_base
+        if full_range:
+            stream.codec_context.color_range = 2
         if rotation is not None:
             stream.set_display_rotation(rotation)
         for i, array in enumerate(source):
@@ -96,6 +102,110 @@ def write(path: Path, codec: str = "libx264", pix_fmt: str = "yuv420p", size: tu
     return expected, times
 
 
+def matches(frames: np.ndarray | torch.Tensor, expected: np.ndarray) -> tuple[list[int], float]:
+    """The index of the expected frame each frame is nearest to, and the largest of those mean absolute errors."""
+    frames = np.asarray(frames)
+    if frames.shape[1:3] != expected.shape[1:3]:  # a copy at another size: compare at its size
+        resized = torch.nn.functional.interpolate(torch.from_numpy(expected).permute(0, 3, 1, 2).float(),
+                                                  size=frames.shape[1:3], mode="bilinear", antialias=True)
+        expected = resized.round().clamp(0, 255).byte().permute(0, 2, 3, 1).numpy()
+    errors = np.abs(frames[:, None].astype(np.int16) - expected[None].astype(np.int16)).mean(axis=(2, 3, 4))
+    return errors.argmin(axis=1).tolist(), float(errors.min(axis=1).max())
+
+
+GOP = {"x264-params": "keyint=6:min-keyint=6:scenecut=0:bframes=2"}  # several GOPs with B-frames in 16 frames
+MS = Fraction(1, 1000)
+
+# name: (writer keywords, largest mean error of a decoded frame, whether frame k is at k / fps)
+USABLE = {
+    # containers and codecs
+    "vp8.webm": ({"codec": "libvpx"}, 12, True),
+    "vp9.webm": ({"codec": "libvpx-vp9"}, 12, True),
+    "vp9_444.webm": ({"codec": "libvpx-vp9", "pix_fmt": "yuv444p"}, 12, True),
+    "h264.mkv": ({"options": GOP}, 12, True),
+    "hevc.mp4": ({"codec": "libx265", "size": (64, 64), "options": {"x265-params": "log-level=error"}}, 12, True),
+    "av1.mp4": ({"codec": "libsvtav1", "size": (64, 64)}, 12, True),
+    "wmv2.wmv": ({"codec": "wmv2", "fmt": "asf"}, 12, True),
+    "flash.flv": ({"codec": "flv", "fmt": "flv"}, 12, True),
+    "prores.mov": ({"codec": "prores_ks", "pix_fmt": "yuv422p10le"}, 12, True),
+    "animated.gif": ({"codec": "gif", "pix_fmt": "rgb8", "time_base": Fraction(1, 100),  # frame delays of 5-30 ms
+                      "pts": [0, 7, 14, 20, 30, 37, 44, 51, 60, 67, 74, 80, 90, 97, 104, 111]}, 25, False),
+    # pixel formats
+    "yuvj420p.mp4": ({"pix_fmt": "yuvj420p"}, 12, True),
+    # yuv420p flagged full range, as phones record (read as limited range, the error is 13)
+    "full_range.webm": ({"codec": "libvpx-vp9", "full_range": True}, 8, True),
+    "yuv444p.mp4": ({"pix_fmt": "yuv444p"}, 12, True),
+    "yuv422p.mp4": ({"pix_fmt": "yuv422p"}, 12, True),
+    "yuv420p10le.mp4": ({"pix_fmt": "yuv420p10le"}, 12, True),
+    "gray.mkv": ({"codec": "ffv1", "pix_fmt": "gray"}, 12, True),
+    "rgb24.mkv": ({"codec": "libx264rgb", "pix_fmt": "rgb24"}, 12, True),
+    "png.mov": ({"codec": "png", "pix_fmt": "rgb24"}, 12, True),
+    # frame sizes and rotation
+    "odd_size.mp4": ({"pix_fmt": "yuv444p", "size": (25, 33)}, 12, True),
+    "odd_size.webm": ({"codec": "libvpx-vp9", "size": (25, 33)}, 12, True),
+    "16x16.mp4": ({"size": (16, 16)}, 12, True),
+    "portrait.mp4": ({"size": (48, 32)}, 12, True),
+    "phone.mp4": ({"rotation": 90}, 12, True),
+    "phone.mov": ({"rotation": -90}, 12, True),
+    "upside_down.mkv": ({"rotation": 180}, 12, True),
+    # timing
+    "ntsc.mp4": ({"fps": Fraction(30000, 1001)}, 12, True),
+    "time_base_1_7.mkv": ({"fps": 7, "time_base": Fraction(1, 7), "pts": list(range(N))}, 12, True),
+    "variable_rate.mkv": ({"time_base": MS, "pts": [0, 40, 80, 200, 240, 250, 300, 420, 430, 500, 600, 640, 700,
+                                                     760, 900, 1000]}, 12, False),
+    "negative_start.mkv": ({"time_base": MS, "pts": [-200 + 66 * k for k in range(N)]}, 12, True),
+    "late_start.mp4": ({"time_base": Fraction(1, 15), "pts": [150 + k for k in range(N)]}, 12, True),
+    "fragmented.mp4": ({"options": GOP, "container_options": {"movflags": "frag_keyframe+empty_moov"}}, 12, True),
+    # no duration or index in the header, as a browser's MediaRecorder writes it
+    "no_duration.webm": ({"codec": "libvpx", "fmt": "webm", "pipe": True}, 12, True),
+}
+
+# Windows of frame indices asked of one reader in turn: later, earlier, the first frames, one frame, the last.
+WINDOWS = ([11, 13], [2, 4], [0, 1], [7, 9], [15], [1, 3, 5])
+
+
+@pytest.mark.parametrize("name", USABLE)
+def test_a_video_decodes_to_its_frames_at_their_times_on_every_path(tmp_path, name):
+    keywords, tolerance, constant_rate = USABLE[name]
+    path = tmp_path / name
+    expected, times = write(path, **keywords)
+    height, width = expected.shape[1:3]
+
+    info = scan_video(path, min_frames=N)  # harness data check
+    assert (info.frames, info.height, info.width) == (N, height, width)
+
+    with VideoReader(path) as reader:  # training and evaluation clips: windows by time, one reader, any order
+        for window in WINDOWS:
+            picks, error = matches(reader.frames_at([times[k] for k in window]), expected)
+            assert picks == window and error < tolerance, (window, picks, error)
+        if constant_rate:  # by index, as SSv2's segments ask
+            assert matches(reader.frames_at(reader.frame_times([2, 9])), expected)[0] == [2, 9]
+        assert reader.info.duration == pytest.approx(times[-1] + (times[-1] - times[-2]), abs=0.15)
+
+    out = io.BytesIO()  # harness data cache
+    entry, stamps = _decode_into(path, out, None)
+    cached = np.frombuffer(out.getvalue(), np.uint8).reshape(-1, entry["height"], entry["width"], 3)
+    picks, error = matches(cached, expected)
+    assert picks == list(range(N)) and error < tolerance
+    assert np.allclose(stamps, times, atol=2e-3), (stamps, times)
+
+    copy = tmp_path / "copy" / name  # harness data prepare: the same frames at the same times
+    assert reencode(path, copy, PrepareSettings(None)) == N
+    with VideoReader(copy) as reader:
+        picks, error = matches(reader.frames_at([times[k] for k in range(N)]), expected)
+    assert picks == list(range(N)) and error < tolerance + 8, (picks, error)
+
+
+def test_a_prepared_avi_copy_shows_its_frames_in_order_to_any_reader(tmp_path):
+    # AVI stores no presentation times, and FFmpeg's guess at them puts H.264's B-frames out of order: the copy has
+    # none, so a reader that orders frames by those times (torchcodec, FFmpeg's tools) shows them in order too.
+    write(tmp_path / "source.avi", codec="mjpeg", pix_fmt="yuvj420p")
+    reencode(tmp_path / "source.avi", tmp_path / "copy.avi", PrepareSettings(None, tune=None))
+    with av.open(str(tmp_path / "copy.avi")) as c:
+        stamps = [frame.pts for frame in c.decode(video=0)]
+    assert len(stamps) == N and stamps == sorted(stamps)
+
+
 def _audio_only(path: Path, video_stream: bool = False) -> None:
     """An AAC stream; with `video_stream`, beside a video stream that never receives a frame."""
     with av.open(str(path), "w") as c:
@@ -109,6 +219,72 @@ def _audio_only(path: Path, video_stream: bool = False) -> None:
             c.mux(audio.encode(frame))
         c.mux(audio.encode())
 
+
+def _garbage_packets(path: Path, tmp_path: Path) -> None:
+    """A Matroska file whose H.264 stream has a real header but packets of random bytes."""
+    write(tmp_path / "model.mkv")
+    with av.open(str(tmp_path / "model.mkv")) as src, av.open(str(path), "w") as c:
+        stream = c.add_stream_from_template(src.streams.video[0])
+        for i, packet in enumerate(p for p in src.demux(video=0) if p.size):
+            junk = av.Packet(np.random.default_rng(i).integers(0, 255, 300, dtype=np.uint8).tobytes())
+            junk.pts, junk.dts, junk.time_base, junk.stream = packet.pts, packet.dts, packet.time_base, stream
+            c.mux(junk)
+
+
+def _truncated(path: Path, tmp_path: Path, share: float) -> None:
+    write(tmp_path / f"whole{path.suffix}")
+    truncate(tmp_path / f"whole{path.suffix}", path, share)
+
+
+# name: (how to make it, the reason every path gives)
+UNUSABLE = {
+    "audio_only.mp4": (lambda p, _: _audio_only(p), "no_video_stream"),
+    "garbage_packets.mkv": (_garbage_packets, "undecodable"),
+    "zero_bytes.mp4": (lambda p, _: p.write_bytes(b""), "empty"),
+    "text.mp4": (lambda p, _: p.write_text("not a video\n" * 20), "not_a_video"),
+    "error_page.mp4": (lambda p, _: p.write_text("<!DOCTYPE html><html><body>403 Forbidden</body></html>\n"),
+                       "not_a_video"),
+    "truncated.mp4": (lambda p, t: _truncated(p, t, 0.6), "undecodable"),
+    "truncated.mkv": (lambda p, t: _truncated(p, t, 0.5), "truncated"),
+}
+
+
+@pytest.mark.parametrize("name", UNUSABLE)
+def test_an_unusable_video_is_skipped_with_its_reason_on_every_path(tmp_path, name):
+    make, reason = UNUSABLE[name]
+    path = tmp_path / name
+    make(path, tmp_path)
+    with pytest.raises(VideoError) as err:
+        scan_video(path)
+    assert err.value.kind == reason and str(path) in str(err.value)
+    with pytest.raises(VideoError) as err, VideoReader(path) as reader:  # a clip's reader: opening, or decoding
+        reader.frames_at([0.0, 0.3, 0.6, 0.9])
+    assert err.value.kind in (reason, "undecodable", "truncated"), str(err.value)
+    with pytest.raises(VideoError):
+        _decode_into(path, io.BytesIO(), None)
+    with pytest.raises(VideoFailed):
+        reencode(path, tmp_path / "copy" / name, PrepareSettings(None))
+
+
+def test_a_file_with_two_video_streams_is_read_from_the_same_stream_on_every_path(tmp_path):
+    path = tmp_path / "two_streams.mkv"
+    with av.open(str(path), "w") as c:
+        small = c.add_stream("libx264", rate=15)
+        small.width, small.height, small.pix_fmt = 32, 24, "yuv420p"
+        large = c.add_stream("libx264", rate=15)
+        large.width, large.height, large.pix_fmt = 48, 32, "yuv420p"
+        for a, b in zip(frames_pattern(N, 24, 32, seed=1), frames_pattern(N, 32, 48), strict=True):
+            c.mux(small.encode(av.VideoFrame.from_ndarray(a, format="rgb24")))
+            c.mux(large.encode(av.VideoFrame.from_ndarray(b, format="rgb24")))
+        c.mux(small.encode())
+        c.mux(large.encode())
+    with VideoReader(path) as reader:
+        size = tuple(reader.frames_at([0.0]).shape[1:3])
+    info = scan_video(path)
+    entry, _ = _decode_into(path, io.BytesIO(), None)
+    reencode(path, tmp_path / "copy.mkv", PrepareSettings(None))
+    copy = scan_video(tmp_path / "copy.mkv")
+    assert size == (info.height, info.width) == (entry["height"], entry["width"]) == (copy.height, copy.width)
 
 
 def test_data_bench_skips_and_lists_the_unusable_videos_it_meets(tmp_path, capsys):
