@@ -275,6 +275,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         if not prepare_only:  # each run's log and checkpoints, under the folder reproduce runs in
             require_writable_dir(out_root.absolute(), "outputs", f"Run harness reproduce from a folder where you "
                                  f"can create and write {out_root}/, or make that folder writable.")
+        if report and not prepare_only:
+            _require_report_folder(suite.name)
         suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
         needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
         if needs:  # the same weights for every seed, as ImageNet weights would be
@@ -326,7 +328,21 @@ def _local_gpus() -> int:
         return 0
 
 
+REPORTS = Path("reports")  # reproduce writes its report under the folder it runs in; no flag moves it
+
+
+def _require_report_folder(suite: str) -> None:
+    """SpecError naming reports/<suite> (or reports/, whose index.html the report rewrites) where it cannot be
+    written: found before any run, not after all of them."""
+    fix = (f"Run harness reproduce from a folder where you can create and write {REPORTS}/{suite}/, make that "
+           f"folder writable, or pass --no-report and write the report later with 'harness report --suite {suite} "
+           f"--out DIR'.")
+    for folder in (REPORTS, REPORTS / suite):
+        require_writable_dir(folder.absolute(), "reports", fix)
+
+
 def _write_report(suite: str, results: Path, gpus: int | None) -> None:
+    _require_report_folder(suite)  # named as reproduce names it, not as report's --out
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
         from harness.report.build import FewerRecords
@@ -336,10 +352,10 @@ def _write_report(suite: str, results: Path, gpus: int | None) -> None:
         return
     try:
         try:
-            path = write_report(suite, results, Path("reports"), gpus=gpus)
+            path = write_report(suite, results, REPORTS, gpus=gpus)
         except NoSuchSetup:  # nothing of this suite recorded on that many GPUs yet: the default setup
             gpus = None
-            path = write_report(suite, results, Path("reports"))
+            path = write_report(suite, results, REPORTS)
     except FewerRecords as err:  # reproduce has no --force or --out: name the command that has them
         raise SpecError(f"{err.refusal} The runs' records are kept in {results / suite}; to replace the report "
                         f"anyway run 'harness report --suite {suite} --results {results} --force' (or --out DIR "
