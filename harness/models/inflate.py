@@ -5,11 +5,14 @@ clip that is constant in time gives the 2D network's per-frame features (Carreir
 Zisserman 2017). In SlowFast the slow pathway's stage inputs also carry the lateral
 channels from the fast pathway; their weights start at zero, so the property holds for the
 slow pathway whatever the fast pathway computes.
+
+The ResNet-50 may come as other tools save it (:func:`load_resnet50_state`: their wrappers, prefixes and
+MMAction2's names; the file formats in :mod:`harness.models.weight_files`); what does not fit is named before
+any training.
 """
 
 from __future__ import annotations
 
-import pickle
 import re
 from pathlib import Path
 
@@ -17,15 +20,16 @@ import torch
 from torch import nn
 
 from harness.models.resnet3d import Bottleneck, Stem
+from harness.models.weight_files import read_weights
 from harness.spec import SpecError
 
 Tensor = torch.Tensor
 
 
 # Where other tools keep the weights inside a checkpoint: plain torchvision; {"state_dict": ...} (Lightning,
-# mmpretrain/mmaction, timm's train script); {"model": ...} (DeiT, detectron2-style trainers); {"model_state": ...}
-# (pycls and PySlowFast).
-WRAPPERS = ("state_dict", "model", "model_state")
+# mmpretrain/mmaction, timm's train script); {"model": ...} (DeiT, detectron2-style trainers, torchvision's reference
+# scripts); {"model_state": ...} (pycls and PySlowFast); {"model_state_dict": ...} (PyTorch's checkpoint tutorial).
+WRAPPERS = ("state_dict", "model", "model_state", "model_state_dict")
 RESNET50_BLOCKS = (3, 4, 6, 3)  # bottleneck blocks per stage
 # Other torchvision ResNets by (blocks per stage, bottleneck), to name what a wrong file holds.
 RESNETS = {((2, 2, 2, 2), False): "ResNet-18", ((3, 4, 6, 3), False): "ResNet-34",
@@ -63,6 +67,40 @@ def _strip_prefix(state: dict, path: Path) -> dict:
     return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
 
 
+def _torchvision_names(state: dict) -> dict:
+    """`state` with MMAction2's ResNet names (a ConvModule per convolution and its BN: 'conv1.conv', 'conv1.bn',
+    'layer1.0.conv2.bn', 'layer1.0.downsample.conv') turned into torchvision's ('conv1', 'bn1', 'layer1.0.bn2',
+    'layer1.0.downsample.0'), the mapping MMAction2 itself applies to load torchvision's weights; unchanged where
+    the names are not MMAction2's."""
+    if not any(k == "conv1.conv.weight" or k.endswith(".conv1.conv.weight") for k in state):
+        return state
+    renames = ((r"(^|\.)conv(\d)\.conv\.", r"\1conv\2."), (r"(^|\.)conv(\d)\.bn\.", r"\1bn\2."),
+               (r"\.downsample\.conv\.", ".downsample.0."), (r"\.downsample\.bn\.", ".downsample.1."))
+    renamed = {}
+    for key, value in state.items():
+        for pattern, name in renames:
+            key = re.sub(pattern, name, key)
+        renamed[key] = value
+    return renamed
+
+
+def _video_conv(state: dict) -> str | None:
+    """A 3D convolution's entry (name and shape) where `state` is a video model's (PySlowFast, PyTorchVideo,
+    torchvision's r3d_18, MMAction2's I3D); else None."""
+    return next((f"{k} {tuple(v.shape)}" for k, v in state.items() if isinstance(v, Tensor) and v.dim() == 5), None)
+
+
+def _found(state: dict) -> str:
+    """What a state dict that is not a ResNet-50's holds: a few of the entries inflation does not read, or, where
+    none is a tensor, its entries and their types (a wrapper the harness does not know shows there)."""
+    expected = set(resnet50_keys())
+    others = [k for k, v in state.items() if isinstance(v, Tensor) and k not in expected]
+    if others:
+        return f"it holds {len(others)} other entr{'y' if len(others) == 1 else 'ies'}, such as {', '.join(others[:4])}"
+    shown = ", ".join(f"{k!r} ({type(v).__name__})" for k, v in list(state.items())[:6])
+    return f"its entries are {shown}, none a tensor"
+
+
 def _which_resnet(state: dict) -> str | None:
     """A torchvision ResNet other than ResNet-50 that `state` holds, named with its blocks per stage; else None."""
     blocks = tuple(len({k.split(".")[1] for k in state if k.startswith(f"layer{i}.")}) for i in (1, 2, 3, 4))
@@ -75,47 +113,45 @@ def _which_resnet(state: dict) -> str | None:
 
 def load_resnet50_state(path: Path) -> dict[str, Tensor]:
     """A torchvision ResNet-50 state dict from `path`, as torchvision or another tool saved it (under one of
-    WRAPPERS, with a prefix such as 'module.' or 'backbone.'; a .safetensors file where the safetensors package
-    is installed). SpecError naming what is wrong, before any training: no such file, not a checkpoint, a pickled
-    object other than tensors, another ResNet, or entries that inflation needs missing."""
+    WRAPPERS, with a prefix such as 'module.' or 'backbone.', in MMAction2's names; a .safetensors file; the file
+    formats :mod:`harness.models.weight_files` reads). SpecError naming what is wrong, before any training: no such
+    file, not a checkpoint (what it is instead), a pickled object other than tensors, an empty dict, a video model's
+    weights, another ResNet, or entries that inflation needs missing (with a few of those the file holds)."""
     if not path.is_file():
         raise SpecError(f"'model.pretrained': no file at {path}. Give the path of a torchvision ResNet-50 state dict "
                         f"({HOW_TO_SAVE}).")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as err:
-        # torch refuses to unpickle objects other than tensors and plain containers (that could run code), and
-        # names the first class it met; anything else is a file that is no pickle at all.
-        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
-        if found is None:  # torch's advice to retry without the weights-only unpickler does not apply: say what failed
-            why = re.search(r"WeightsUnpickler error:\s*(.+)", str(err))
-            raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint (it cannot be "
-                            f"unpickled: {why.group(1) if why else type(err).__name__}).") from None
-        raise SpecError(f"'model.pretrained': {path} holds pickled Python objects ({found.group(1)}: a whole "
-                        f"nn.Module or a trainer's checkpoint), which are not loaded, as unpickling them can run "
-                        f"code. Save the network's state dict instead: torch.save(model.state_dict(), path).") from None
-    except Exception as err:  # torch raises several types for a file that is not a checkpoint
-        # An empty file (a copy or download that never started) makes torch raise with no message at all.
-        why = "it is empty (0 bytes)" if path.stat().st_size == 0 else (str(err) or type(err).__name__)
-        raise SpecError(f"'model.pretrained': {path} is not a readable PyTorch checkpoint: {why}") from err
+    state = read_weights(path, "'model.pretrained'", HOW_TO_SAVE)
     for key in WRAPPERS:
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]
     if not isinstance(state, dict):
         raise SpecError(f"'model.pretrained': {path} holds a {type(state).__name__}, not a state dict "
                         f"({HOW_TO_SAVE}).")
-    state = _strip_prefix({k: v for k, v in state.items() if isinstance(k, str)}, path)
+    if not state:
+        raise SpecError(f"'model.pretrained': {path} holds an empty dict: no weights ({HOW_TO_SAVE}).")
+    state = _strip_prefix(_torchvision_names({k: v for k, v in state.items() if isinstance(k, str)}), path)
+    needed = resnet50_keys()
+    missing = [k for k in needed if not isinstance(state.get(k), torch.Tensor)]
+    video = _video_conv(state)
+    if video is not None:
+        raise SpecError(f"'model.pretrained': {path} holds a video model's weights, not a 2D ResNet-50's: its "
+                        f"convolutions are already 3D ({video}; {_found(state)}), as PySlowFast, PyTorchVideo, "
+                        f"torchvision's video models and MMAction2's 3D models save them. model.pretrained takes an "
+                        f"ImageNet ResNet-50 state dict, which the harness inflates ({HOW_TO_SAVE}); starting from a "
+                        f"video model's weights is not supported.")
     other = _which_resnet(state)
     if other is not None:
         raise SpecError(f"'model.pretrained': {path} holds {other}; inflation needs a ResNet-50 "
                         f"({', '.join(map(str, RESNET50_BLOCKS))} bottleneck blocks per stage, as the I3D and SlowFast "
                         f"models have).")
-    missing = [k for k in resnet50_keys() if not isinstance(state.get(k), torch.Tensor)]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        found = f"; {_found(state)}" if len(missing) == len(needed) else ""
         raise SpecError(f"'model.pretrained': {path} does not hold a torchvision ResNet-50 state dict: "
-                        f"{len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing ({shown}). Save the "
-                        f"whole state dict ({HOW_TO_SAVE}).")
+                        f"{len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing ({shown}){found}. The "
+                        f"weights are read at the top level or under {', '.join(map(repr, WRAPPERS))}, with or "
+                        f"without a prefix such as 'module.' or 'backbone.', in torchvision's or MMAction2's names; "
+                        f"save the whole state dict ({HOW_TO_SAVE}).")
     return state
 
 
