@@ -5,8 +5,11 @@ transforms turn them into the model's ``C×T×H×W``. Times are seconds from the
 so any frame rate (constant or variable) and any container/codec FFmpeg reads works; a raw elementary stream
 (.h264, .hevc, .m4v), which no container times, is counted packet by packet at the rate it codes. Audio is never
 decoded.
-Frames are converted to RGB only when a clip uses them: a strided clip decodes its whole window (decoding
-is sequential) but converts one frame in `stride`.
+Frames are converted to RGB only when a clip uses them, and H.264/HEVC frames that no other frame refers to are not
+decoded at all unless the clip shows them: a strided clip decodes its window's reference frames and the frames it
+picks (copies made by ``harness data prepare`` code three of every four frames that way), and gets the same frames
+as a full decode (:meth:`VideoReader.frames_at` decodes the window again in full where a skipped frame could have
+been the nearest to a time, as in variable-rate video).
 
 Backends, chosen by the config key ``data.decoder`` (the dataset passes it to :func:`open_video`):
 ``pyav`` (the default) decodes with PyAV (:class:`VideoReader`); ``torchcodec`` with torchcodec
@@ -42,6 +45,14 @@ from harness.io import unreadable_reason
 # Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
 REASONS = ("missing", "unreadable", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated",
            "too_short")
+
+# Codecs whose FFmpeg decoders can leave out the frames no other frame refers to (skip_frame=NONREF) and still
+# decode every other frame exactly: B-frames that are not references (all of them in a prepared copy, some in
+# x264's default output).
+SKIPPABLE_CODECS = frozenset({"h264", "hevc"})
+# A frame farther than this many of the file's frame periods from every time a clip asks for cannot be the nearest
+# frame to any of them in constant-rate video (the nearest lies within half a period), so need not be decoded.
+SKIP_DISTANCE = 0.75
 
 # A decoded span shorter than this share of the duration the container claims means data is missing (a
 # truncated Matroska/WebM file decodes without any error up to the cut).
@@ -216,9 +227,10 @@ def frame_time(frame: av.VideoFrame, start: float, index: int, info: VideoInfo) 
 
 
 class VideoReader:
-    """An open video (use as a context manager). `threads` decoder threads (FFmpeg frame/slice threading)."""
+    """An open video (use as a context manager). `threads` decoder threads (FFmpeg frame/slice threading);
+    `skip_frames=False` decodes every frame of a clip's window (see the module's docs)."""
 
-    def __init__(self, path: str | Path, threads: int = 1):
+    def __init__(self, path: str | Path, threads: int = 1, skip_frames: bool = True):
         self.path = Path(path)
         _check_file(self.path)
         try:
@@ -242,6 +254,10 @@ class VideoReader:
         self.info = self._probe()
         self._used = False  # whether the demuxer/decoder moved since opening (then every decode seeks first)
         self._last_frame: float | None = None  # the stream's last frame time, once a decode reached its end
+        self._can_skip = (skip_frames and self._tb > 0 and self.info.codec in SKIPPABLE_CODECS
+                          and _sets_skip_frame(stream))
+        self.frames_decoded = 0  # frames the decoder returned since opening (not counting those it skipped)
+        self._skipped: list[float] = []  # times of the frames the last decode left out
 
     def _probe(self) -> VideoInfo:
         s, c = self._stream, self._container
@@ -282,8 +298,40 @@ class VideoReader:
         self._container.seek(pts, stream=self._stream, backward=True)
         self._stream.codec_context.flush_buffers()
 
-    def _decode(self, start: float, end: float) -> list[tuple[float, av.VideoFrame]]:
-        """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first."""
+    def _frames(self, wanted: Sequence[float] | None):
+        """The stream's frames from where the demuxer stands. With `wanted` (sorted seconds) non-reference frames
+        farther than SKIP_DISTANCE frame periods from every wanted time are left out by the decoder (their times
+        go to `_skipped`): nothing else depends on them, so every other frame decodes exactly as in full."""
+        codec = self._stream.codec_context
+        self._skipped = []
+        if wanted is None or not self._can_skip:
+            yield from self._container.decode(self._stream)
+            return
+        near = SKIP_DISTANCE * self.info.frame_step / self.info.fps
+        asked: dict[int, float] = {}  # pts → time of the frames the decoder may leave out and has not returned
+        try:
+            for packet in self._container.demux(self._stream):
+                skip = False
+                if packet.pts is not None and packet.size:
+                    t = packet.pts * self._tb - self._start
+                    j = bisect.bisect_left(wanted, t)
+                    skip = all(abs(t - wanted[k]) > near for k in (j - 1, j) if 0 <= k < len(wanted))
+                    if skip:
+                        asked[packet.pts] = t
+                codec.skip_frame = "NONREF" if skip else "DEFAULT"
+                for frame in codec.decode(packet):  # frames come out in display order, some packets later
+                    asked.pop(frame.pts, None)  # a reference frame: decoded although it could be left out
+                    yield frame
+        finally:
+            codec.skip_frame = "DEFAULT"
+            # Left out, or not yet returned when the caller stopped (later than every frame it took): either way
+            # frames_at's check treats them as possibly nearer than what it got, which is only stricter.
+            self._skipped = list(asked.values())
+
+    def _decode(self, start: float, end: float,
+                wanted: Sequence[float] | None = None) -> list[tuple[float, av.VideoFrame]]:
+        """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first; with `wanted`
+        (sorted seconds), non-reference frames far from all of them may be left out (`_frames`)."""
         fps = self.info.fps
         # Half the file's frame period: in a copy keeping every k-th frame the kept frame nearest `start` may lie
         # k/2 source frames before it, and must be among the candidates.
@@ -296,10 +344,12 @@ class VideoReader:
                 self._seek(target)
             self._used = True
             out, overshot, count = [], False, 0
+            frames = self._frames(wanted)
             try:
-                for frame in self._container.decode(self._stream):
+                for frame in frames:
                     t = frame_time(frame, self._start, count, self.info)
                     count += 1
+                    self.frames_decoded += 1
                     # Past the window before reaching it: the first frame at or after start - tol lies within
                     # one of the file's frame periods of it (frame_step / fps in a copy keeping every k-th frame).
                     if not out and target > 0 and t > start - tol + self.info.frame_step / fps:
@@ -312,9 +362,11 @@ class VideoReader:
                     out.append((t, frame))
                 else:
                     if count:
-                        self._last_frame = t
+                        self._last_frame = max([t, *self._skipped])
             except av.error.FFmpegError as err:
                 raise VideoError("undecodable", f"decoding {self.path} failed near {start:.2f}s ({err})") from None
+            finally:
+                frames.close()
             if not overshot:
                 return out
         return out
@@ -323,7 +375,10 @@ class VideoReader:
         """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright."""
         if not len(times):
             raise ValueError("frames_at needs at least one time")
-        decoded = self._decode(max(0.0, min(times)), max(times))
+        start, end = max(0.0, min(times)), max(times)
+        decoded = self._decode(start, end, sorted(times))
+        if decoded and self._skipped and _skipped_a_pick(decoded, self._skipped, times):
+            decoded = self._decode(start, end)  # a gap in the frame times (variable rate): decode the window in full
         if not decoded:  # asked past the end (metadata overstates the length): use the video's last frames
             decoded = self._decode(0.0, float("inf"))
         if not decoded:
@@ -334,12 +389,7 @@ class VideoReader:
             # scan_video rules; a cut WebM or Matroska file decodes without an error up to the cut).
             require_whole(self.path, self.info, None, self._last_frame)
         stamps = [t for t, _ in decoded]
-        picks = []
-        for t in times:
-            j = bisect.bisect_left(stamps, t)
-            if j == len(stamps) or (j > 0 and t - stamps[j - 1] <= stamps[j] - t):
-                j = max(0, j - 1)
-            picks.append(j)
+        picks = [nearest(stamps, t) for t in times]
         cache: dict[int, np.ndarray] = {}
         for j in picks:
             if j not in cache:
@@ -358,6 +408,35 @@ class VideoReader:
     def frame_times(self, indices: Sequence[int]) -> list[float]:
         """Times of frame indices at the video's average frame rate (for index-based sampling such as SSv2)."""
         return [i / self.info.fps for i in indices]
+
+
+def nearest(stamps: Sequence[float], t: float) -> int:
+    """Index of the time in sorted `stamps` nearest to `t`, the earlier of two as near."""
+    j = bisect.bisect_left(stamps, t)
+    if j == len(stamps) or (j > 0 and t - stamps[j - 1] <= stamps[j] - t):
+        j = max(0, j - 1)
+    return j
+
+
+def _skipped_a_pick(decoded: list[tuple[float, av.VideoFrame]], skipped: list[float], times: Sequence[float]) -> bool:
+    """Whether a frame left out of a decode (at a time in `skipped`) is as near to one of `times` as the nearest
+    decoded frame, so that the pick could differ from a full decode's."""
+    stamps = [t for t, _ in decoded]
+    skipped = sorted(skipped)
+    for t in times:
+        d = abs(stamps[nearest(stamps, t)] - t)
+        if abs(skipped[nearest(skipped, t)] - t) <= d:
+            return True
+    return False
+
+
+def _sets_skip_frame(stream: av.video.stream.VideoStream) -> bool:
+    """Whether this PyAV lets the decoder's skip_frame be set (by name)."""
+    try:
+        stream.codec_context.skip_frame = "DEFAULT"
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return True
 
 
 class TorchCodecReader:
