@@ -75,6 +75,40 @@ def test_prepare_tunes_x264_for_fast_decoding_unless_asked_not_to(dataset, tmp_p
         prepare_dataset(dataset, tmp_path / "other", name="kinetics", num_classes=4, tune="film", progress=False)
 
 
+def _frames_left_when_skipping_non_references(path) -> tuple[int, int]:
+    """(frames decoded when FFmpeg leaves out every frame no other frame refers to, frames in the video)."""
+    counts = []
+    for skip in ("NONREF", "DEFAULT"):
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            stream.codec_context.skip_frame = skip
+            counts.append(sum(1 for _ in container.decode(stream)))
+    return counts[0], counts[1]
+
+
+@pytest.mark.parametrize("b_frames, options", [(3, ("bframes=3", "b_pyramid=0", "b_adapt=0")),
+                                               (None, ("b_pyramid=2", "b_adapt=1"))])
+def test_prepare_codes_b_frames_that_no_frame_refers_to(dataset, tmp_path, b_frames, options):
+    out = tmp_path / "prepared"
+    prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=8,
+                    b_frames=b_frames, progress=False)
+    assert set(options) <= set(x264_options(out / "train/c0/v000.mp4").split())
+    assert json.loads((out / "prepare.json").read_text())["settings"]["b_frames"] == b_frames
+    left, total = _frames_left_when_skipping_non_references(out / "train/c0/v000.mp4")
+    if b_frames:  # keyframe, three B-frames, P-frame, three B-frames, ...: here 5 of the 12 are references
+        assert total == 12 and left <= 5
+    with pytest.raises(SpecError, match="other settings"):  # never finished with another frame structure
+        prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=8,
+                        b_frames=2 if b_frames else 3, progress=False)
+
+
+def test_cli_prepare_refuses_b_frames_x264_cannot_code(dataset, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["data", "prepare", "--out", str(tmp_path / "p"), "--b-frames", "17", "data.name=kinetics",
+              f"data.root={dataset}", "data.num_classes=4"])
+    assert exit_.value.code == 2 and "--b-frames" in capsys.readouterr().err
+
+
 def test_prepare_resumes_and_refuses_other_settings_and_the_source_folder(dataset, tmp_path):
     out = tmp_path / "prepared"
     prepare_dataset(dataset, out, name="kinetics", num_classes=4, short_side=16, keyframe_interval=4, progress=False)
