@@ -266,6 +266,11 @@ class VideoReader:
             duration = float(s.duration * s.time_base)
         elif c.duration:
             duration = c.duration / av.time_base
+            if self._start > 0 and c.format.name.startswith("matroska") and _written_by_ffmpeg(c.metadata):
+                # FFmpeg's Matroska muxer writes the time of the file's end as its duration: a part of a longer
+                # recording whose times go on from the part before (ffmpeg -f segment, -copyts) would claim the
+                # parts before it too, and be taken for a truncated file.
+                duration -= self._start
         else:
             duration = (s.frames or 0) / fps
         frames = s.frames or int(round(duration * fps))
@@ -294,7 +299,13 @@ class VideoReader:
 
     def _seek(self, target: float) -> None:
         """Move to the keyframe at or before `target` seconds and reset the decoder (also after it hit EOF)."""
-        pts = int((target + self._start) / self._tb) if self._tb > 0 else 0
+        if target > 0 and self._tb > 0:
+            pts = int((target + self._start) / self._tb)
+        else:  # back to the first frame: by time 0, not by the first frame's time (see below)
+            pts = min(0, self._stream.start_time or 0)
+        # MPEG-TS and MPEG-PS files seek by decoding times, which start before the first frame's time where the
+        # stream has B-frames: seeking to the first frame's time lands after its keyframe, and the frames up to the
+        # next keyframe were lost (a clip from the start of a camcorder's .mts showed a later frame repeated).
         self._container.seek(pts, stream=self._stream, backward=True)
         self._stream.codec_context.flush_buffers()
 
@@ -340,12 +351,12 @@ class VideoReader:
         targets = ([start] if start > tol and self._tb > 0 else []) + [0.0]
         out: list[tuple[float, av.VideoFrame]] = []
         for target in targets:
-            if target > 0 or self._used:
-                self._seek(target)
-            self._used = True
             out, overshot, count = [], False, 0
             frames = self._frames(wanted)
             try:
+                if target > 0 or self._used:
+                    self._seek(target)
+                self._used = True
                 for frame in frames:
                     t = frame_time(frame, self._start, count, self.info)
                     count += 1
@@ -367,6 +378,8 @@ class VideoReader:
                 raise VideoError("undecodable", f"decoding {self.path} failed near {start:.2f}s ({err})") from None
             finally:
                 frames.close()
+            if target == 0 and not count:  # from the start to the end without a frame (a later seek would fail)
+                raise VideoError("undecodable", f"no frame of {self.path} could be decoded")
             if not overshot:
                 return out
         return out
@@ -530,6 +543,11 @@ def size_change(path: str | Path, first: tuple[int, ...], later: tuple[int, ...]
     """What a VideoError says of a video whose frames change size (height, width) mid-stream."""
     return (f"{path}: frame size changes from {first[1]}x{first[0]} to {later[1]}x{later[0]} at {time:.2f}s "
             f"(parts of different sizes joined into one stream; re-encode it at one size)")
+
+
+def _written_by_ffmpeg(metadata: dict[str, str]) -> bool:
+    """Whether a container's metadata names FFmpeg's libavformat (Lavf) as the program that wrote it."""
+    return any(k.lower() == "encoder" and str(v).startswith("Lavf") for k, v in metadata.items())
 
 
 def require_whole(path: str | Path, info: VideoInfo, count: int | None, last: float, stated_frames: int = 0) -> None:

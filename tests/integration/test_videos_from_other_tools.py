@@ -125,6 +125,8 @@ USABLE = {
     "h264.mkv": ({"options": GOP}, 12, True),
     "hevc.mp4": ({"codec": "libx265", "size": (64, 64), "options": {"x265-params": "log-level=error"}}, 12, True),
     "av1.mp4": ({"codec": "libsvtav1", "size": (64, 64)}, 12, True),
+    "mpeg2.mpg": ({"codec": "mpeg2video", "fmt": "mpeg", "fps": 25, "options": {"g": "6", "bf": "2"}}, 12, True),
+    "camcorder.mts": ({"fmt": "mpegts", "options": GOP}, 12, True),  # B-frames, timestamps from 1.4 s
     "wmv2.wmv": ({"codec": "wmv2", "fmt": "asf"}, 12, True),
     "flash.flv": ({"codec": "flv", "fmt": "flv"}, 12, True),
     "prores.mov": ({"codec": "prores_ks", "pix_fmt": "yuv422p10le"}, 12, True),
@@ -154,6 +156,8 @@ USABLE = {
     "variable_rate.mkv": ({"time_base": MS, "pts": [0, 40, 80, 200, 240, 250, 300, 420, 430, 500, 600, 640, 700,
                                                      760, 900, 1000]}, 12, False),
     "negative_start.mkv": ({"time_base": MS, "pts": [-200 + 66 * k for k in range(N)]}, 12, True),
+    # a segment of a longer recording (ffmpeg -f segment, -copyts): timestamps from 10 s
+    "late_start.mkv": ({"time_base": Fraction(1, 15), "pts": [150 + k for k in range(N)]}, 12, True),
     "late_start.mp4": ({"time_base": Fraction(1, 15), "pts": [150 + k for k in range(N)]}, 12, True),
     "fragmented.mp4": ({"options": GOP, "container_options": {"movflags": "frag_keyframe+empty_moov"}}, 12, True),
     # no duration or index in the header, as a browser's MediaRecorder writes it
@@ -239,6 +243,7 @@ def _truncated(path: Path, tmp_path: Path, share: float) -> None:
 # name: (how to make it, the reason every path gives)
 UNUSABLE = {
     "audio_only.mp4": (lambda p, _: _audio_only(p), "no_video_stream"),
+    "video_stream_without_frames.mkv": (lambda p, _: _audio_only(p, video_stream=True), "undecodable"),
     "garbage_packets.mkv": (_garbage_packets, "undecodable"),
     "zero_bytes.mp4": (lambda p, _: p.write_bytes(b""), "empty"),
     "text.mp4": (lambda p, _: p.write_text("not a video\n" * 20), "not_a_video"),
