@@ -41,7 +41,7 @@ from tqdm import tqdm
 from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoError, VideoReader, _rotation_steps, frame_time, require_whole, to_rgb
+from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
 from harness.spec import SpecError
 
 
@@ -67,14 +67,12 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
         raise VideoError("not_a_video", f"{path} cannot be read as a file ({err})") from None
     # The private members are used as scan_video uses them: one sequential pass over the whole stream.
     with reader:
-        info, stream, start = reader.info, reader._stream, reader._start
-        stated = stream.frames
+        info, stated = reader.info, reader._stream.frames
         times: list[float] = []
         count, last, k, size, stored = 0, 0.0, 0, None, None
         try:
-            for frame in reader._container.decode(stream):
-                # The same time as VideoReader._decode gives the frame, so frames_at picks the same frames.
-                t = frame_time(frame, start, count, info)
+            # The same times as VideoReader.frames_at gives the frames, so it picks the same frames.
+            for t, frame in reader.timed_frames():
                 if count == 0:
                     k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
                 array = to_rgb(frame)

@@ -3,8 +3,9 @@
 Output layout: ``uint8`` tensors ``T×H×W×C`` (RGB), the layout frames come out of the decoder in; the
 transforms turn them into the model's ``C×T×H×W``. Times are seconds from the video stream's first frame,
 so any frame rate (constant or variable) and any container/codec FFmpeg reads works; a raw elementary stream
-(.h264, .hevc, .m4v), which no container times, is counted packet by packet at the rate it codes. Audio is never
-decoded.
+(.h264, .hevc, .m4v), which no container times, is counted packet by packet at the rate it codes; an AVI file, which
+stores no presentation times, is timed by its frames' places in decoding order (``VideoReader._avi_delay``). Audio is
+never decoded.
 Frames are converted to RGB only when a clip uses them, and H.264/HEVC frames that no other frame refers to are not
 decoded at all unless the clip shows them: a strided clip decodes its window's reference frames and the frames it
 picks (copies made by ``harness data prepare`` code three of every four frames that way), and gets the same frames
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -253,6 +254,7 @@ class VideoReader:
         self._start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
         self.info = self._probe()
         self._used = False  # whether the demuxer/decoder moved since opening (then every decode seeks first)
+        self._delay = self._avi_delay() if self.info.container == "avi" else 0
         self._last_frame: float | None = None  # the stream's last frame time, once a decode reached its end
         self._can_skip = (skip_frames and self._tb > 0 and self.info.codec in SKIPPABLE_CODECS
                           and _sets_skip_frame(stream))
@@ -339,6 +341,59 @@ class VideoReader:
             # frames_at's check treats them as possibly nearer than what it got, which is only stricter.
             self._skipped = list(asked.values())
 
+    def timed_frames(self) -> Iterator[tuple[float, av.VideoFrame]]:
+        """Every frame of the stream, from the first, each with its time (seconds from the first frame)."""
+        if self._used:
+            self._seek(0.0)
+        self._used = True
+        yield from self._timed()
+
+    def _timed(self, wanted: Sequence[float] | None = None) -> Iterator[tuple[float, av.VideoFrame]]:
+        """The stream's frames from where the demuxer stands (after a seek, from its keyframe), with their times;
+        `wanted` as for `_frames` (AVI's frames are all decoded: their times come from the decoding order)."""
+        if self.info.container == "avi":
+            self._skipped = []
+            yield from self._avi_frames()
+            return
+        frames = self._frames(wanted)
+        try:
+            for count, frame in enumerate(frames):
+                yield frame_time(frame, self._start, count, self.info), frame
+        finally:
+            frames.close()
+
+    def _avi_frames(self) -> Iterator[tuple[float, av.VideoFrame]]:
+        """`timed_frames` of an AVI file: each frame at its place (see `_avi_delay`); frames flushed at the end,
+        which carry no decoding time, one frame period after the frame before."""
+        tb, place = self._stream.time_base, None
+        for frame in self._container.decode(self._stream):
+            if frame.dts is not None:
+                place = frame.dts - self._delay
+            else:
+                place = place + 1 if place is not None else (frame.pts or 0) - self._delay
+            yield float(place * tb) - self._start, frame
+
+    def _avi_delay(self) -> int:
+        """How many frame periods after its place an AVI file's decoder returns each frame, measured on its first
+        frame (shown at its own place); the next decode rewinds.
+
+        Why: AVI stores each frame's place in decoding order (its decoding time), not when it is shown, and FFmpeg's
+        guess at the latter misdates streams with B-frames (one frame late for MPEG-4 part 2 as Xvid and DivX write
+        it, out of order for H.264). Frames come out of the decoder in the order they are shown, each with the
+        decoding time of the packet that let it out: a constant delay (the decoder's reordering) after its place.
+        """
+        first = None
+        try:
+            for packet in self._container.demux(self._stream):
+                first = packet.dts if first is None else first
+                for frame in packet.decode():
+                    return frame.dts - first if frame.dts is not None and first is not None else 0
+        except av.error.FFmpegError:
+            pass  # decoding the clip says what is wrong
+        finally:
+            self._used = True
+        return 0
+
     def _decode(self, start: float, end: float,
                 wanted: Sequence[float] | None = None) -> list[tuple[float, av.VideoFrame]]:
         """Frames with time in [start, end] (seconds), seeking to the keyframe before `start` first; with `wanted`
@@ -352,13 +407,12 @@ class VideoReader:
         out: list[tuple[float, av.VideoFrame]] = []
         for target in targets:
             out, overshot, count = [], False, 0
-            frames = self._frames(wanted)
+            frames = self._timed(wanted)
             try:
                 if target > 0 or self._used:
                     self._seek(target)
                 self._used = True
-                for frame in frames:
-                    t = frame_time(frame, self._start, count, self.info)
+                for t, frame in frames:
                     count += 1
                     self.frames_decoded += 1
                     # Past the window before reaching it: the first frame at or after start - tol lies within
@@ -400,7 +454,7 @@ class VideoReader:
             # The clip reaches past the stream's last frame, which would be repeated to fill it: right where the
             # header overstates the length a little, not where the stream ends well before it (cut off, as
             # scan_video rules; a cut WebM or Matroska file decodes without an error up to the cut).
-            require_whole(self.path, self.info, None, self._last_frame)
+            require_whole(self.path, self.info, None, self._last_frame, self._stream.frames)
         stamps = [t for t, _ in decoded]
         picks = [nearest(stamps, t) for t in times]
         cache: dict[int, np.ndarray] = {}
@@ -564,10 +618,11 @@ def require_whole(path: str | Path, info: VideoInfo, count: int | None, last: fl
     # A cut AVI file loses its index, and FFmpeg then measures the duration from the frames left, so the check
     # above passes; the header's frame count still says how many there were. Only for AVI: an MP4 cut from a
     # longer file without re-encoding states frames before its edit list's start that are never shown.
-    if info.container == "avi" and count is not None and stated_frames > 0 \
-            and count < TRUNCATION_SHARE * stated_frames and stated_frames - count > 2:
-        raise VideoError("truncated", f"{path}: decoded {count} of the {stated_frames} frames the AVI header "
-                                      f"states")
+    if info.container == "avi" and stated_frames > 0:
+        found = round(last / period) + 1 if count is None else count  # AVI's frames follow one period apart
+        if found < TRUNCATION_SHARE * stated_frames and stated_frames - found > 2:
+            frames = f"its frames end at frame {found}" if count is None else f"decoded {count}"
+            raise VideoError("truncated", f"{path}: {frames} of the {stated_frames} frames the AVI header states")
 
 
 def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> VideoInfo:
@@ -580,11 +635,10 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
         info, count, last, rotation, size = reader.info, 0, 0.0, 0, (0, 0)
         stated = reader._stream.frames
         try:
-            for frame in reader._container.decode(reader._stream):
+            for t, frame in reader.timed_frames():
                 if count == 0:
                     rotation = getattr(frame, "rotation", 0) or 0
                     size = (frame.height, frame.width)
-                t = frame_time(frame, reader._start, count, info)
                 if count and (frame.height, frame.width) != size:  # training could not stack them into a clip
                     raise VideoError("undecodable", size_change(path, size, (frame.height, frame.width), t))
                 count += 1

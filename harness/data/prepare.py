@@ -48,7 +48,6 @@ from harness.data.decode import (
     VideoReader,
     _rotation_steps,
     frame_step_tag,
-    frame_time,
     require_whole,
     to_rgb,
 )
@@ -106,7 +105,7 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
     try:
         # VideoReader: its reasons for a file that is no video, and the header the truncation check compares with
         with VideoReader(src) as reader:
-            source, stream, stated = reader._container, reader._stream, reader._stream.frames
+            stream, stated = reader._stream, reader._stream.frames
             fps = stream.average_rate or stream.guessed_rate or 30
             fmt = FORMATS.get(dst.suffix.lower(), "mp4")
             step = settings.frame_step
@@ -133,8 +132,7 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     video.codec_context.time_base = COPY_TIME_BASE
                 turn = size = None
                 pts = -1
-                for index, frame in enumerate(source.decode(stream)):
-                    t = frame_time(frame, reader._start, decoded, reader.info)
+                for index, (t, frame) in enumerate(reader.timed_frames()):
                     last = max(last, t)
                     decoded += 1
                     if index % step:

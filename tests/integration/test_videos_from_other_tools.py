@@ -19,9 +19,12 @@ import pytest
 import torch
 
 from harness.cli import main
+from harness.data.annotations import load_annotations
 from harness.data.cache_build import _decode_into
+from harness.data.clip_dataset import BadVideoLog, Sampling, VideoClipDataset
 from harness.data.decode import VideoError, VideoReader, scan_video
 from harness.data.prepare import PrepareSettings, VideoFailed, reencode
+from harness.data.sampler import ClipRequest
 from tests.integration.test_data_support import frames_pattern, truncate
 
 N = 16  # frames of every test video
@@ -123,6 +126,10 @@ USABLE = {
     "vp9.webm": ({"codec": "libvpx-vp9"}, 12, True),
     "vp9_444.webm": ({"codec": "libvpx-vp9", "pix_fmt": "yuv444p"}, 12, True),
     "h264.mkv": ({"options": GOP}, 12, True),
+    "mpeg4.avi": ({"codec": "mpeg4"}, 12, True),
+    "xvid_b_frames.avi": ({"codec": "mpeg4", "options": {"bf": "2"}}, 12, True),  # as Xvid and DivX write them
+    "h264_b_frames.avi": ({"options": GOP}, 12, True),
+    "mjpeg.avi": ({"codec": "mjpeg", "pix_fmt": "yuvj420p"}, 12, True),
     "hevc.mp4": ({"codec": "libx265", "size": (64, 64), "options": {"x265-params": "log-level=error"}}, 12, True),
     "av1.mp4": ({"codec": "libsvtav1", "size": (64, 64)}, 12, True),
     "mpeg2.mpg": ({"codec": "mpeg2video", "fmt": "mpeg", "fps": 25, "options": {"g": "6", "bf": "2"}}, 12, True),
@@ -251,6 +258,7 @@ UNUSABLE = {
                        "not_a_video"),
     "truncated.mp4": (lambda p, t: _truncated(p, t, 0.6), "undecodable"),
     "truncated.mkv": (lambda p, t: _truncated(p, t, 0.5), "truncated"),
+    "truncated.avi": (lambda p, t: _truncated(p, t, 0.5), "truncated"),
 }
 
 
@@ -290,6 +298,58 @@ def test_a_file_with_two_video_streams_is_read_from_the_same_stream_on_every_pat
     reencode(path, tmp_path / "copy.mkv", PrepareSettings(None))
     copy = scan_video(tmp_path / "copy.mkv")
     assert size == (info.height, info.width) == (entry["height"], entry["width"]) == (copy.height, copy.width)
+
+
+def test_a_dataset_of_such_videos_trains_checks_caches_prepares_and_benches(tmp_path, capsys):
+    root = tmp_path / "kinetics"
+    root.mkdir()
+    usable = ["xvid_b_frames.avi", "camcorder.mts", "phone.mp4", "variable_rate.mkv", "late_start.mkv", "16x16.mp4",
+              "odd_size.webm", "gray.mkv"]
+    for name in usable:
+        write(root / name, **USABLE[name][0])
+    unusable = ["audio_only.mp4", "video_stream_without_frames.mkv", "zero_bytes.mp4", "text.mp4", "truncated.mkv"]
+    for name in unusable:
+        UNUSABLE[name][0](root / name, tmp_path)
+    (root / "train.csv").write_text("".join(f"{n} {i % 2}\n" for i, n in enumerate(usable + unusable)))
+    overrides = ["data.name=kinetics400", f"data.root={root}", "data.num_classes=2", "data.num_frames=8",
+                 "data.sampling_rate=2", "data.crop_size=32", "data.jitter=[36,48]", "data.train_videos=13"]
+
+    assert main(["data", "check", "--json", *overrides]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(Path(u["path"]).name for u in report["unreadable"]) == sorted(unusable)
+
+    annotations = load_annotations("kinetics400", root, "train", 2)
+    sampling = Sampling(num_frames=8, sampling_rate=2, crop_size=32, jitter=(36, 48), eval_clips=2, eval_crops=1)
+    train = VideoClipDataset(annotations, sampling, max_retries=20)
+    log = BadVideoLog()
+    for i in range(len(annotations)):
+        item = train[ClipRequest(i, 8, 32, (1, 2), (36, 48), (0, i))]
+        assert item["clip"].shape == (3, 8, 32, 32) and annotations.records[item["index"]].path.name in usable
+        log.update(item["failures"])
+    assert sorted(Path(p).name for p in log.files) == sorted(unusable)
+    evaluation = VideoClipDataset(annotations, sampling, train=False)
+    invalid = {annotations.records[item["video"]].path.name for item in map(evaluation.__getitem__,
+                                                                             range(len(evaluation)))
+               if not item["valid"]}
+    assert sorted(invalid) == sorted(unusable)
+
+    assert main(["data", "cache", "--out", str(tmp_path / "cache"), "--workers", "1", "--quiet", *overrides]) == 0
+    index = json.loads((tmp_path / "cache" / "index.json").read_text())
+    assert sorted(Path(p).name for p in index["bad"]) == sorted(unusable)
+    capsys.readouterr()
+
+    assert main(["data", "prepare", "--out", str(tmp_path / "prepared"), "--workers", "1", "--quiet", *overrides]) == 0
+    manifest = json.loads((tmp_path / "prepared" / "prepare.json").read_text())
+    assert sorted(Path(b["path"]).name for b in manifest["bad"]) == sorted(unusable)
+    capsys.readouterr()
+
+    bench = tmp_path / "bench.json"
+    assert main(["data", "bench", "--min-seconds", "0", "--clips", "16", "--workers", "0", "--out", str(bench),
+                 *overrides]) == 0
+    record = json.loads(bench.read_text())
+    skipped = {Path(s["path"]).name for row in record["shapes"] for s in row.get("skipped_videos", [])}
+    assert skipped and skipped <= set(unusable)
+    assert "unusable video" in capsys.readouterr().out
 
 
 def test_data_bench_skips_and_lists_the_unusable_videos_it_meets(tmp_path, capsys):
