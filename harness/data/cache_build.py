@@ -15,7 +15,8 @@ cache built without ``short_side`` serves bit-identical clips. With ``short_side
 
 Building is atomic and resumable: the cache is written into a sibling folder ``.NAME.building`` in chunks of
 videos (each chunk's files renamed into place, then a marker written), an interrupted build resumes from the
-finished chunks, and the finished folder replaces ``DIR`` by a rename.
+finished chunks (or moves the cache it had finished into place), and the finished folder replaces ``DIR`` by a
+rename.
 """
 
 from __future__ import annotations
@@ -188,15 +189,18 @@ def build_frame_cache(root: str | Path, out_dir: str | Path, *, name: str = "syn
                                                                chunk_videos)
     if not force and _current(out, settings):
         shutil.rmtree(staging)
+        _drop_old(out)  # a swap stopped after the new cache was in place
         index = json.loads((out / INDEX).read_text(encoding="utf-8"))
         return _summary(out, index, len(videos), counts, time.perf_counter() - began, 0, reused=True)
+    if _current(staging, settings):  # assembled by a build stopped before it moved the cache into place
+        index = json.loads((staging / INDEX).read_text(encoding="utf-8"))
+        _tidy(staging, index)
+        _swap_in(staging, out)
+        return _summary(out, index, len(videos), counts, time.perf_counter() - began, len(chunks), reused=False)
     markers: dict[int, dict[str, Any]] = {}
     for k, chunk in enumerate(chunks):
-        try:
-            marker = json.loads((staging / f"chunk-{k:05d}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(marker, dict) and marker.get("keys") == [key for key, _ in chunk]:
+        marker = _finished_chunk(staging, k, chunk)
+        if marker is not None:
             markers[k] = marker
     resumed = len(markers)
     todo = [(str(staging), k, chunk, short_side) for k, chunk in enumerate(chunks) if k not in markers]
@@ -230,6 +234,23 @@ def build_frame_cache(root: str | Path, out_dir: str | Path, *, name: str = "syn
                       time.perf_counter() - began)
     _swap_in(staging, out)
     return _summary(out, index, len(videos), counts, time.perf_counter() - began, resumed, reused=False)
+
+
+def _finished_chunk(staging: Path, k: int, chunk: list[tuple[str, str]]) -> dict[str, Any] | None:
+    """The marker of chunk `k` where an earlier build finished it with these videos and its files are whole (the
+    marker is written last, but a crash before the data reached the disk can leave it beside a short file); None
+    where the chunk must be decoded (again)."""
+    try:
+        marker = json.loads((staging / f"chunk-{k:05d}.json").read_text(encoding="utf-8"))
+        if not (isinstance(marker, dict) and marker.get("keys") == [key for key, _ in chunk]):
+            return None
+        shard = staging / f"frames-{k:05d}.u8"
+        size = shard.stat().st_size if marker["bytes"] or shard.exists() else 0  # _assemble drops empty shards
+        stamps = np.load(staging / f"times-{k:05d}.npy")
+        whole = size == marker["bytes"] and stamps.shape == (marker["frames"],)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return marker if whole else None
 
 
 def _summary(out: Path, index: dict[str, Any], videos: int, counts: dict[str, int], seconds: float, resumed: int,
@@ -286,7 +307,7 @@ def _prepare_build(name: str, root: Path, out: Path, num_classes: int, splits: S
         try:
             same = json.loads((staging / "build.json").read_text(encoding="utf-8")) == settings
         except (OSError, ValueError):
-            same = False
+            same = _current(staging, settings)  # assembled (build.json is removed last) but not moved into place
         if not same:  # another dataset or other settings: nothing there can be reused
             shutil.rmtree(staging)
     try:
@@ -343,11 +364,18 @@ def _assemble(staging: Path, markers: dict[int, dict[str, Any]], n_chunks: int, 
              "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "build_seconds": round(seconds, 1), "videos": videos, "bad": bad}
     _atomic_write(staging / INDEX, json.dumps(index).encode())
-    for k in range(n_chunks):
-        (staging / f"chunk-{k:05d}.json").unlink()
-        (staging / f"times-{k:05d}.npy").unlink()
-    (staging / "build.json").unlink()
+    _tidy(staging, index)
     return index
+
+
+def _tidy(staging: Path, index: dict[str, Any]) -> None:
+    """Delete from the finished staging folder every file the cache does not hold: chunk markers and times, the
+    build settings, empty shards and .partial files of chunks an interrupted build had begun. A build stopped in
+    here is finished by the next one, which finds the index."""
+    keep = {INDEX, TIMES, *(str(shard["file"]) for shard in index["shards"])}
+    for path in staging.iterdir():
+        if path.name not in keep:
+            path.unlink()
 
 
 def _swap_in(staging: Path, out: Path) -> None:
@@ -358,5 +386,11 @@ def _swap_in(staging: Path, out: Path) -> None:
     if out.exists():
         out.rename(old)
     staging.rename(out)
+    _drop_old(out)
+
+
+def _drop_old(out: Path) -> None:
+    """Delete the earlier cache that _swap_in moved aside (once the new one is in place)."""
+    old = out.with_name(f".{out.name}.old")
     if old.exists():
         shutil.rmtree(old)

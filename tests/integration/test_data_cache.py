@@ -14,8 +14,9 @@ import torch
 from torchvision.transforms.v2 import functional as TF
 
 from harness import cli_data
+from harness.cli import main
 from harness.data import VideoReader, load_annotations
-from harness.data.cache_build import _build_chunk, _prepare_build, build_frame_cache
+from harness.data.cache_build import _assemble, _build_chunk, _prepare_build, build_frame_cache
 from harness.data.cache_read import FrameCache
 from harness.data.check import check_dataset
 from harness.data.clip_dataset import VideoClipDataset
@@ -217,6 +218,70 @@ def test_interrupted_build_resumes_and_replaces_atomically(tmp_path):
     (tmp_path / "mine/notes.txt").write_text("keep")
     with pytest.raises(SpecError, match="not a frame cache"):
         build_frame_cache(root, tmp_path / "mine", name="kinetics", num_classes=2, progress=False)
+
+
+@pytest.fixture(scope="module")
+def twenty(tmp_path_factory) -> Path:
+    """20 videos: two chunks of `harness data cache` (16 videos each at most)."""
+    return write_kinetics_list(tmp_path_factory.mktemp("twenty"), 20, classes=2, frames=8)
+
+
+def _cache(root: Path, out: Path, capsys, *flags: str) -> dict:
+    """`harness data cache` of `root` into `out`; its JSON summary."""
+    capsys.readouterr()
+    assert main(["data", "cache", "--out", str(out), "--workers", "1", "--quiet", "--json", *flags,
+                 "data.name=kinetics", f"data.root={root}", "data.num_classes=2"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _assembled_not_moved(root: Path, out: Path, short_side: int | None = None) -> Path:
+    """What a build stopped between assembling its cache and moving it into place leaves: the staging folder."""
+    _, counts, chunks, staging, settings = _prepare_build("kinetics", root, out, 2, ("train", "val"), short_side,
+                                                          None)
+    markers = {k: _build_chunk((str(staging), k, chunk, short_side)) for k, chunk in enumerate(chunks)}
+    _assemble(staging, markers, len(chunks), "kinetics", root, 2, counts, settings, 0.0)
+    return staging
+
+
+def _inodes(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_ino for p in folder.iterdir()}
+
+
+def test_a_build_stopped_before_it_moved_the_cache_into_place_moves_it_on_the_next_run(twenty, tmp_path, capsys):
+    out = tmp_path / "cache"
+    staging = _assembled_not_moved(twenty, out)
+    built = _inodes(staging)
+    summary = _cache(twenty, out, capsys)
+    assert summary["cached"] == 20 and summary["resumed_chunks"] == 2 and not summary["reused"]
+    assert _inodes(out) == built and not staging.exists()  # the finished files, moved: nothing decoded again
+    # Stopped while it replaced a cache of other settings: the new one half-way in place, the old one aside.
+    staging = _assembled_not_moved(twenty, out, short_side=8)
+    old = out.rename(out.with_name(f".{out.name}.old"))
+    built = _inodes(staging)
+    summary = _cache(twenty, out, capsys, "--short-side", "8")
+    assert summary["resumed_chunks"] == 2 and FrameCache(out).short_side == 8 and _inodes(out) == built
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # the old cache deleted, as the swap would have
+    # Stopped after the new cache was in place, before the old one was deleted: the next run deletes it.
+    old.mkdir()
+    (old / "frames-00000.u8").write_bytes(b"an earlier cache")
+    assert _cache(twenty, out, capsys, "--short-side", "8")["reused"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+
+
+def test_a_finished_chunk_whose_shard_is_short_is_decoded_again(twenty, tmp_path, capsys):
+    """Its marker is written after its files are renamed, but a crash can lose data the disk had not written yet."""
+    out, fresh = tmp_path / "cache", tmp_path / "fresh"
+    _, _, chunks, staging, _ = _prepare_build("kinetics", twenty, out, 2, ("train", "val"), None, None)
+    for k, chunk in enumerate(chunks):
+        _build_chunk((str(staging), k, chunk, None))
+    shard = staging / "frames-00001.u8"
+    shard.write_bytes(shard.read_bytes()[:1000])
+    summary = _cache(twenty, out, capsys)
+    assert summary["resumed_chunks"] == 1 and summary["cached"] == 20
+    _cache(twenty, fresh, capsys)
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh.iterdir())
+    for name in ("frames-00000.u8", "frames-00001.u8", "times.npy"):
+        assert (out / name).read_bytes() == (fresh / name).read_bytes()
 
 
 def harness(*argv: str) -> int:
