@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.cli_args import COUNT
 from harness.spec import SpecError
 
 
@@ -302,7 +303,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cache.add_argument("--out", required=True, help="cache folder (becomes data.cache); replaced if it is a cache")
     cache.add_argument("--short-side", type=int, help="downscale frames so the short side is at most N pixels "
                                                       "(default: as decoded; keep N >= data.jitter's maximum)")
-    cache.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    cache.add_argument("--workers", type=COUNT, default=os.cpu_count() or 1,
                        help="processes decoding in parallel (default: all cores)")
     cache.add_argument("--force", action="store_true", help="rebuild even if --out caches these videos already")
     cache.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -25,6 +25,7 @@ from harness.cli import main
     (["flops", "s3d", "--crop", "1"], "--crop 1: s3d needs at least 17 px at 16 frames"),
     (["flops", "s3d", "--frames", "8", "--crop", "16"], "--crop 16: s3d needs at least 17 px at 8 frames"),
     (["models", "check", "i3d_r50", "--batch", "0"], "argument --batch: must be >= 1, got 0"),
+    (["data", "cache", "--out", "cache", "--workers", "-3"], "argument --workers: must be >= 1, got -3"),  # was 1
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
     try:
