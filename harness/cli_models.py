@@ -29,8 +29,8 @@ def cmd_models_check(args: argparse.Namespace) -> int:
     from harness.schedule.trained import planned_clip_sizes
 
     overrides = [*args.overrides]
-    if args.model.count(":") == 1:
-        overrides.append(f"model.target={args.model}")
+    if args.model.count(":") == 1:  # quoted: 'pkg.module:' unquoted is a YAML mapping, not the path to refuse
+        overrides.append(f"model.target='{args.model}'" if "'" not in args.model else f"model.target={args.model}")
     else:
         overrides.append(f"model.name={args.model}")
     spec = compose(scaled_overrides(overrides))  # scale=NAME as `harness train` applies it

@@ -59,7 +59,8 @@ def load_target(target: str) -> Callable[..., nn.Module]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise SpecError(f"'model.target': cannot import module '{module_name}': {err}") from err
+        raise SpecError(f"'model.target': cannot import module '{module_name}': {err}. Install its package or add "
+                        f"the folder that holds it to PYTHONPATH.") from err
     if not hasattr(module, attr):
         raise SpecError(f"'model.target': module '{module_name}' has no attribute '{attr}'."
                         + did_you_mean(attr, [a for a in dir(module) if not a.startswith("_")]))

@@ -87,6 +87,12 @@ def test_models_check_names_a_user_factory_the_harness_cannot_call(factory, mess
     assert "must accept the keyword arguments num_classes, dropout and width" in err or "not callable" in err
 
 
+def test_models_check_names_a_target_without_its_factory(capsys):
+    assert main(["models", "check", "tests.unit.user_models:", "scale=smoke"]) == 2
+    err = capsys.readouterr().err  # was read as the YAML mapping {'tests.unit.user_models': None}
+    assert "'model.target' must look like 'pkg.module:factory', got 'tests.unit.user_models:'" in err
+
+
 def test_width_only_for_own_models():
     with pytest.raises(SpecError, match="model.width"):
         build_model(ModelSpec(name="r3d_18", width=0.5), 5)
