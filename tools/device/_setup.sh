@@ -1,4 +1,7 @@
 # Sourced by the scripts here: wheels, paths, provenance, NCCL settings, a clock.
+# Records name the commit given: only a whole hash (git rev-parse HEAD) names one, a mistyped short one names none.
+[[ "$1" =~ ^[0-9a-f]{40}$ ]] || { echo "give the commit these files are at as its whole hash (git rev-parse HEAD), not '$1'"
+  exit 2; }
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HARNESS_DATA_DIR=/root/hdata HARNESS_COMMIT=$1
 # Installed once per machine: scripts that run side by side (one per GPU) source this at the same time, and two
 # installs into one folder at once would break each other's files.
