@@ -36,7 +36,7 @@ from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
 from harness.data.sampler import ClipRequest
-from harness.data.transforms import eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
+from harness.data.transforms import CropBox, eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
 from harness.io import read_json_object
 from harness.spec import RunSpec, SpecError
 
@@ -254,6 +254,12 @@ class VideoClipDataset(torch.utils.data.Dataset):
                 return smaller, plan
             if reader is None:
                 reader = opened.enter_context(self._open(index))
+            if isinstance(reader, VideoReader):  # PyAV stacks the box's pixels alone
+                frames = reader.frames_at(plan.times, crop=plan.box)
+                if reader.shown_size == (plan.height, plan.width):
+                    return resize_crop(frames, CropBox(0, 0, plan.box.size), plan.size, plan.flip, sp.antialias), plan
+            # Whole frames: from the other readers, or where PyAV's frames are not the size the header said (planned
+            # again on the frames below).
             frames = reader.frames_at(plan.times)
         if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())

@@ -36,12 +36,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import av
 import numpy as np
 import torch
 
 from harness.io import unreadable_reason
+
+if TYPE_CHECKING:
+    from harness.data.transforms import CropBox
 
 # Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
 REASONS = ("missing", "unreadable", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated",
@@ -259,6 +263,7 @@ class VideoReader:
         self._can_skip = (skip_frames and self._tb > 0 and self.info.codec in SKIPPABLE_CODECS
                           and _sets_skip_frame(stream))
         self.frames_decoded = 0  # frames the decoder returned since opening (not counting those it skipped)
+        self.shown_size: tuple[int, int] | None = None  # (height, width) of the last frames_at's frames, upright
         self._skipped: list[float] = []  # times of the frames the last decode left out
 
     def _probe(self) -> VideoInfo:
@@ -438,8 +443,13 @@ class VideoReader:
                 return out
         return out
 
-    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
-        """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright."""
+    def frames_at(self, times: Sequence[float], crop: CropBox | None = None) -> torch.Tensor:
+        """The frames nearest to `times` (seconds; clamped to the video), uint8 T×H×W×C RGB, upright.
+
+        With `crop` (a box of the upright frames) only the box's pixels: T×size×size×C, the values of cropping
+        the whole frames, stacking only the box where the frames need no turning (a clip's box covers a tenth to
+        a half of the frame at multigrid's small shapes, and stacking whole frames cost a training clip up to a
+        sixth of its time). `shown_size` is then the upright (height, width) of the frames the box was cut from."""
         if not len(times):
             raise ValueError("frames_at needs at least one time")
         start, end = max(0.0, min(times)), max(times)
@@ -466,11 +476,16 @@ class VideoReader:
                 if cache[j].shape != cache[picks[0]].shape:
                     raise VideoError("undecodable", size_change(self.path, cache[picks[0]].shape[:2],
                                                                 cache[j].shape[:2], decoded[j][0]))
-        array = np.stack([cache[j] for j in picks])
         k = _rotation_steps(getattr(decoded[0][1], "rotation", 0) or 0)
-        if k:  # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright
-            array = np.ascontiguousarray(np.rot90(array, k=k, axes=(1, 2)))
-        return torch.from_numpy(array)
+        height, width = cache[picks[0]].shape[:2]
+        self.shown_size = (width, height) if k % 2 else (height, width)
+        rows, cols = ((slice(crop.top, crop.top + crop.size), slice(crop.left, crop.left + crop.size))
+                      if crop is not None else (slice(None), slice(None)))
+        if not k:
+            return torch.from_numpy(np.stack([cache[j][rows, cols] for j in picks]))
+        # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright
+        array = np.rot90(np.stack([cache[j] for j in picks]), k=k, axes=(1, 2))
+        return torch.from_numpy(np.ascontiguousarray(array[:, rows, cols]))
 
     def frame_times(self, indices: Sequence[int]) -> list[float]:
         """Times of frame indices at the video's average frame rate (for index-based sampling such as SSv2)."""

@@ -9,7 +9,9 @@ import torch
 
 from harness.data import BadVideoLog, ShortCycleBatchSampler, VideoClipDataset, collate_clips, load_annotations
 from harness.data.clip_dataset import DataError, Sampling, collate_eval
+from harness.data.decode import VideoReader
 from harness.data.sampler import ClipRequest, first_iteration_of_epoch
+from harness.data.transforms import resize_crop
 from harness.schedule import iteration
 from tests.integration.test_data_support import small_plan, truncate, write_kinetics_list, write_video
 
@@ -40,6 +42,17 @@ def test_every_planned_shape_comes_out_of_the_loader(kinetics):
             assert batch["clips"].dtype == torch.uint8 and batch["labels"].shape == (it.per_gpu_batch,)
             shapes.add((it.t, it.s))
     assert shapes == {(c.t, c.s) for p in plan.phases if p.epochs for c in p.cycle}
+
+
+def test_a_training_clip_is_its_plans_box_of_the_whole_frames(kinetics):
+    ds = VideoClipDataset(load_annotations("synthetic", kinetics, num_classes=4))
+    for k in range(6):  # the decoder stacks only the box's pixels: the same clip as cropping whole frames
+        req = ClipRequest(7 * k % len(ds.records), 4, 16, (1, 3), (16, 40), (0, k))
+        item, plan = ds[req], ds.plan_clip(req, 0)
+        assert plan.box.size < 32  # a box inside the frame, not all of it
+        with VideoReader(ds.records[item["index"]].path) as reader:
+            whole = reader.frames_at(plan.times)
+        assert torch.equal(item["clip"], resize_crop(whole, plan.box, plan.size, plan.flip))
 
 
 def test_clips_do_not_depend_on_worker_count(kinetics):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from harness.data.decode import VideoError, VideoReader, read_clip, scan_video
+from harness.data.transforms import CropBox
 from tests.integration.test_data_support import frames_pattern, truncate, write_video
 
 
@@ -43,6 +44,17 @@ def test_rotation_metadata_is_applied(tmp_path, rotation, k):
     assert np.abs(clip.astype(int) - expected).mean() < 12
     info = scan_video(path)
     assert info.rotation % 360 == rotation % 360 and (info.height, info.width) == expected.shape[:2]
+
+
+@pytest.mark.parametrize("rotation", [None, 90])
+def test_a_crop_is_that_box_of_the_upright_frames(tmp_path, rotation):
+    path = write_video(tmp_path / "v.mp4", n=12, rotation=rotation)
+    times = [k / 15 for k in (1, 4, 4, 9)]  # a frame picked twice, as a slow clip does
+    with VideoReader(path) as r:
+        whole = r.frames_at(times)
+        part = r.frames_at(times, crop=CropBox(3, 5, 20))
+        assert r.shown_size == tuple(whole.shape[1:3]) == ((48, 32) if rotation else (32, 48))
+    assert torch.equal(part, whole[:, 3:23, 5:25])
 
 
 def test_bad_files_each_get_their_reason(tmp_path):

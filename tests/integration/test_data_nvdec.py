@@ -150,10 +150,10 @@ def test_bad_videos_are_skipped_and_counted_as_on_the_pyav_path(tmp_path, monkey
     _PyAVDecoder.FAILS = {"v004.mp4"}  # opens with PyAV (planned), fails in "NVDEC": noted as undecodable
     real = VideoReader.frames_at
 
-    def pyav_fails_too(self, times):  # the same file failing on the PyAV path, for the same bookkeeping
+    def pyav_fails_too(self, times, **kwargs):  # the same file failing on the PyAV path, for the same bookkeeping
         if self.path.name in _PyAVDecoder.FAILS:
             raise VideoError("undecodable", f"decoding {self.path} failed")
-        return real(self, times)
+        return real(self, times, **kwargs)
 
     monkeypatch.setattr(VideoReader, "frames_at", pyav_fails_too)
     ours, theirs = BadVideoLog(), BadVideoLog()
