@@ -93,6 +93,16 @@ def _require_frame_times(root: str | Path | None, decoder: str) -> None:
                         f"data.decoder=pyav or nvdec.")
 
 
+def _read_box(reader: Any, times: Sequence[float], box: CropBox, size: tuple[int, int]) -> torch.Tensor | None:
+    """The frames nearest `times` cut to `box`, which was drawn on frames of `size` (height, width), where `reader`
+    is PyAV's and its frames are that size: it stacks only the box's pixels. None for other readers and frames of
+    another size (a rotation the header did not say), which the caller reads whole."""
+    if not isinstance(reader, VideoReader):
+        return None
+    frames = reader.frames_at(times, crop=box)
+    return frames if reader.shown_size == size else None
+
+
 class VideoClipDataset(torch.utils.data.Dataset):
     """Clips of annotated videos, in the shape each ClipRequest asks for (training) or as eval views."""
 
@@ -254,13 +264,10 @@ class VideoClipDataset(torch.utils.data.Dataset):
                 return smaller, plan
             if reader is None:
                 reader = opened.enter_context(self._open(index))
-            if isinstance(reader, VideoReader):  # PyAV stacks the box's pixels alone
-                frames = reader.frames_at(plan.times, crop=plan.box)
-                if reader.shown_size == (plan.height, plan.width):
-                    return resize_crop(frames, CropBox(0, 0, plan.box.size), plan.size, plan.flip, sp.antialias), plan
-            # Whole frames: from the other readers, or where PyAV's frames are not the size the header said (planned
-            # again on the frames below).
-            frames = reader.frames_at(plan.times)
+            frames = _read_box(reader, plan.times, plan.box, (plan.height, plan.width))
+            if frames is not None:
+                return resize_crop(frames, CropBox(0, 0, plan.box.size), plan.size, plan.flip, sp.antialias), plan
+            frames = reader.frames_at(plan.times)  # whole frames, planned again on their size below if it differs
         if tuple(frames.shape[1:3]) != (plan.height, plan.width):  # a display rotation, known once decoded
             plan = train_clip_plan(req, attempt, n, video.with_size(*frames.shape[1:3]), self.clip_sampling())
         return resize_crop(frames, plan.box, plan.size, plan.flip, sp.antialias), plan
@@ -278,10 +285,16 @@ class VideoClipDataset(torch.utils.data.Dataset):
             # resolved, as harness data prepare mirrors them: a list may name videos by absolute or linked paths
             path = level.root / self.records[index].path.resolve().relative_to(self.root.resolve())
             with open_video(path, self.decode_threads, self.decoder) as reader:
-                frames = reader.frames_at(plan.times)
+                size = (reader.info.height, reader.info.width)
+                box = scale_box(plan.box, (plan.height, plan.width), size)
+                frames = _read_box(reader, plan.times, box, size) if box is not None else None
+                if frames is not None:
+                    box = CropBox(0, 0, box.size)
+                else:  # whole frames: the box scaled to their size
+                    frames = reader.frames_at(plan.times)
+                    box = scale_box(plan.box, (plan.height, plan.width), tuple(frames.shape[1:3]))
         except (VideoError, ValueError):
             return None
-        box = scale_box(plan.box, (plan.height, plan.width), tuple(frames.shape[1:3]))
         if box is None:
             return None
         return resize_crop(frames, box, plan.size, plan.flip, self.sampling.antialias)

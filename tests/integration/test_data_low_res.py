@@ -82,6 +82,23 @@ def test_a_clip_of_a_small_draw_decodes_the_smaller_copy_and_shows_the_same(copi
         assert torch.equal(full[req]["clip"], mixed[req]["clip"])
 
 
+def test_a_smaller_copys_clip_is_the_scaled_box_of_its_whole_frames(copies):
+    from harness.data.decode import VideoReader
+    from harness.data.transforms import resize_crop
+
+    root, small = copies
+    mixed = dataset(root, small)
+    for i in range(4):  # the reader stacks only the scaled box's pixels: the clip of cropping whole frames
+        req = request(i, (20, 32))
+        item = mixed[req]
+        plan = mixed.plan_clip(req, 0)
+        with VideoReader(small / mixed.records[item["index"]].path.relative_to(root)) as reader:
+            whole = reader.frames_at(plan.times)
+        box = scale_box(plan.box, (plan.height, plan.width), tuple(whole.shape[1:3]))
+        assert box is not None and box.size < 32
+        assert torch.equal(item["clip"], resize_crop(whole, box, plan.size, plan.flip))
+
+
 def test_a_video_missing_from_the_smaller_copy_is_read_from_the_full_one(copies, tmp_path):
     import shutil
 
