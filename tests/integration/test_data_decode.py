@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.data.decode import VideoError, VideoReader, read_clip, scan_video
+from harness.data.decode import VideoError, VideoReader, read_clip, scan_video, to_rgb, to_rgb_box
 from harness.data.transforms import CropBox
 from tests.integration.test_data_support import frames_pattern, truncate, write_video
 
@@ -55,6 +55,34 @@ def test_a_crop_is_that_box_of_the_upright_frames(tmp_path, rotation):
         part = r.frames_at(times, crop=CropBox(3, 5, 20))
         assert r.shown_size == tuple(whole.shape[1:3]) == ((48, 32) if rotation else (32, 48))
     assert torch.equal(part, whole[:, 3:23, 5:25])
+
+
+@pytest.mark.parametrize("pix_fmt", ["yuv420p", "yuv444p"])
+def test_a_box_converts_to_the_pixels_of_the_whole_frame_there(tmp_path, pix_fmt):
+    import av
+
+    path = tmp_path / "v.mp4"
+    with av.open(str(path), "w") as c:  # noise: every pixel and chroma sample differs from its neighbours
+        s = c.add_stream("libx264", rate=15)
+        s.width, s.height, s.pix_fmt, s.bit_rate = 70, 46, pix_fmt, 4_000_000
+        rng = np.random.default_rng(0)
+        for _ in range(2):
+            c.mux(s.encode(av.VideoFrame.from_ndarray(rng.integers(0, 256, (46, 70, 3), np.uint8), format="rgb24")))
+        c.mux(s.encode())
+    with av.open(str(path)) as c:
+        frame = next(c.decode(video=0))
+    assert frame.format.name == pix_fmt
+    rng = np.random.default_rng(1)
+    # the stream's own colours, then BT.709 limited and full range, BT.601 full range: each converts differently
+    for colorspace, color_range in ((frame.colorspace, frame.color_range), (1, 1), (1, 2), (5, 2)):
+        frame.colorspace, frame.color_range = colorspace, color_range
+        whole = to_rgb(frame)
+        for _ in range(40):  # odd and even edges, boxes at the frame's edges and the whole frame
+            size = int(rng.integers(1, 47))
+            top, left = int(rng.integers(0, 47 - size)), int(rng.integers(0, 71 - size))
+            box = to_rgb_box(frame, top, left, size)
+            assert np.array_equal(box, whole[top:top + size, left:left + size]), (colorspace, color_range, top, left)
+        assert np.array_equal(to_rgb_box(frame, 0, 0, 46), whole[:, :46])
 
 
 def test_bad_files_each_get_their_reason(tmp_path):
