@@ -8,7 +8,9 @@ Given a decoded-frame cache (`harness data cache`), it also measures reading the
 and the whole loader on the cache, so the two can be compared shape by shape in one record. With
 `data.decoder=nvdec` it also measures the NVDEC path (workers plan, the GPU decodes and resamples: paths `nvdec`
 and, on a prepared copy, `nvdec_prepared`); given copies at smaller short sides (`--low-res`), the prepared copy
-read together with them as `data.low_res_copies` reads them (`pyav_prepared_low_res`).
+read together with them as `data.low_res_copies` reads them (`pyav_prepared_low_res`). On a prepared copy it also
+times whole training items in one process (`prepared_item_clips_per_s`): against the loader's clips/s over its
+workers, how well they scale.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
+from harness.data.clip_dataset import DataError, VideoClipDataset, collate_clips, collate_plans
 from harness.data.clip_plan import attempt_index
 from harness.data.decode import VideoError, VideoReader
 from harness.data.nvdec import worker_context
@@ -91,6 +93,19 @@ def _resample_rate(clips: list[tuple[torch.Tensor, ClipRequest]]) -> float:
         box = train_crop_box(clip.shape[1], clip.shape[2], req.s, req.jitter_range, rng)
         resize_crop(clip, box, req.s, flip=True)
     return len(clips) / (time.perf_counter() - start)
+
+
+def _item_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> float | None:
+    """Clips/s of whole training items in this process: what one loader worker does per clip (open, decode, convert,
+    crop, resize), beside which the loader's clips/s over its workers shows how well they scale. None where the
+    dataset gives up (too many unusable videos in a row, as the loader would)."""
+    start = time.perf_counter()
+    try:
+        for req in reqs:
+            ds[req]
+    except DataError:
+        return None
+    return len(reqs) / (time.perf_counter() - start)
 
 
 class _Passes:
@@ -216,6 +231,7 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     if skipped:  # replaced by other videos, as the loader replaces them ('harness data check' names them all)
         row["skipped_videos"] = [{"path": path, "reason": reason} for path, reason in sorted(skipped.items())]
     if prepared is not None:
+        row["prepared_item_clips_per_s"] = _item_rate(prepared, alone)
         _measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
     if low_res is not None:
         _measure_path(row, "prepared_low_res_loader_clips_per_s", low_res, reqs, workers, log=log)

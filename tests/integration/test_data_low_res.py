@@ -245,6 +245,7 @@ def test_data_bench_measures_the_prepared_copy_with_its_smaller_copies(copies, t
     assert paths["pyav_prepared_low_res"]["storage_ratio"] == pytest.approx(both / source)
     assert paths["pyav"]["storage_ratio"] == 1.0
     assert all(s["clips_per_s"] > 0 for s in paths["pyav_prepared_low_res"]["shapes"])
+    assert all(r["prepared_item_clips_per_s"] > 0 for r in record["shapes"])  # one worker's work, in process
     assert main(["data", "bench", "--min-seconds", "0",
                  "--clips", "4", "--workers", "0", "--low-res", str(small), *data]) == 2
     assert "give the prepared copy with --prepared" in capsys.readouterr().err
