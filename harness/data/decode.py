@@ -492,8 +492,8 @@ class VideoReader:
             require_whole(self.path, self.info, None, self._last_frame, self._stream.frames)
         stamps = [t for t, _ in decoded]
         picks = [nearest(stamps, t) for t in times]
-        first = decoded[picks[0]][1]
-        for j in dict.fromkeys(picks):
+        first, unique = decoded[picks[0]][1], dict.fromkeys(picks)  # each picked frame converted once
+        for j in unique:
             # Streams joined from parts of other sizes (concatenated segments of a download) change size
             # mid-stream; such frames stack into no clip, so the video is skipped as scan_video names it.
             frame = decoded[j][1]
@@ -502,10 +502,10 @@ class VideoReader:
                                                             (frame.height, frame.width), decoded[j][0]))
         k = _rotation_steps(getattr(decoded[0][1], "rotation", 0) or 0)
         self.shown_size = (first.width, first.height) if k % 2 else (first.height, first.width)
-        if crop is not None and not k:  # each picked frame converted once, only its box
-            boxes = {j: to_rgb_box(decoded[j][1], crop.top, crop.left, crop.size) for j in dict.fromkeys(picks)}
+        if crop is not None and not k:  # only the box converted
+            boxes = {j: to_rgb_box(decoded[j][1], crop.top, crop.left, crop.size) for j in unique}
             return torch.from_numpy(np.stack([boxes[j] for j in picks]))
-        whole = {j: to_rgb(decoded[j][1]) for j in dict.fromkeys(picks)}
+        whole = {j: to_rgb(decoded[j][1]) for j in unique}
         array = np.stack([whole[j] for j in picks])
         if k:  # display matrix: turn counter-clockwise by `rotation` degrees to show the video upright
             array = np.rot90(array, k=k, axes=(1, 2))
