@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.data.decode import VideoError, VideoReader, read_clip, scan_video, to_rgb, to_rgb_box
+from harness.data.decode import VideoError, VideoReader, read_clip, scan_video, to_rgb, to_rgb_box, to_rgb_boxes
 from harness.data.transforms import CropBox
 from tests.integration.test_data_support import frames_pattern, truncate, write_video
 
@@ -66,23 +66,28 @@ def test_a_box_converts_to_the_pixels_of_the_whole_frame_there(tmp_path, pix_fmt
         s = c.add_stream("libx264", rate=15)
         s.width, s.height, s.pix_fmt, s.bit_rate = 70, 46, pix_fmt, 4_000_000
         rng = np.random.default_rng(0)
-        for _ in range(2):
+        for _ in range(3):
             c.mux(s.encode(av.VideoFrame.from_ndarray(rng.integers(0, 256, (46, 70, 3), np.uint8), format="rgb24")))
         c.mux(s.encode())
     with av.open(str(path)) as c:
-        frame = next(c.decode(video=0))
-    assert frame.format.name == pix_fmt
+        frames = list(c.decode(video=0))
+    assert [f.format.name for f in frames] == [pix_fmt] * 3
     rng = np.random.default_rng(1)
     # the stream's own colours, then BT.709 limited and full range, BT.601 full range: each converts differently
-    for colorspace, color_range in ((frame.colorspace, frame.color_range), (1, 1), (1, 2), (5, 2)):
-        frame.colorspace, frame.color_range = colorspace, color_range
-        whole = to_rgb(frame)
+    for colorspace, color_range in ((frames[0].colorspace, frames[0].color_range), (1, 1), (1, 2), (5, 2)):
+        for frame in frames:
+            frame.colorspace, frame.color_range = colorspace, color_range
+        whole = np.stack([to_rgb(f) for f in frames])
         for _ in range(40):  # odd and even edges, boxes at the frame's edges and the whole frame
             size = int(rng.integers(1, 47))
             top, left = int(rng.integers(0, 47 - size)), int(rng.integers(0, 71 - size))
-            box = to_rgb_box(frame, top, left, size)
-            assert np.array_equal(box, whole[top:top + size, left:left + size]), (colorspace, color_range, top, left)
-        assert np.array_equal(to_rgb_box(frame, 0, 0, 46), whole[:, :46])
+            expected = whole[:, top:top + size, left:left + size]
+            # the frames' boxes converted together (one tall frame), and a frame's box alone
+            assert np.array_equal(to_rgb_boxes(frames, top, left, size), expected), (colorspace, color_range, top, left)
+            assert np.array_equal(to_rgb_box(frames[1], top, left, size), expected[1]), (colorspace, color_range)
+        assert np.array_equal(to_rgb_boxes(frames, 0, 0, 46), whole[:, :, :46])
+    frames[2].color_range = 1 if frames[1].color_range == 2 else 2  # frames that convert differently: one by one
+    assert np.array_equal(to_rgb_boxes(frames, 3, 5, 20)[2], to_rgb(frames[2])[3:23, 5:25])
 
 
 def test_bad_files_each_get_their_reason(tmp_path):
