@@ -357,8 +357,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
                             "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
     bench.add_argument("--min-seconds", type=float, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
-                       help="time each loader path over whole passes until S seconds have passed (default 3: one "
-                            "pass of a fast path lasts a fraction of a second); 0: one pass")
+                       help="time each loader path's stream of batches for at least S seconds, and at least one "
+                            "batch of each of its clips (default 3: a fast path delivers 360 clips in a fraction of "
+                            "a second); 0: those clips once")
     bench.add_argument("--low-res", action="append", metavar="DIR",
                        help="with --prepared: also measure the prepared copy with this copy at a smaller short side "
                             "(harness data prepare --short-side N; repeatable), as data.low_res_copies reads them "

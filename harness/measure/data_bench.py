@@ -3,7 +3,8 @@
 Multigrid's small shapes come in large batches of the same clips, so they need several times the baseline's
 decode throughput. This measures, per planned (t, s): PyAV decoding of random strided windows
 alone, grid resampling of already decoded frames alone, and the whole loader (DataLoader + the short-cycle
-sampler's requests) at several worker counts. Timings exclude a warm-up batch (timm `benchmark.py` style).
+sampler's requests) at several worker counts. Loader timings exclude a warm-up of two batches per worker and
+stream batches as a training epoch does (one DataLoader iteration).
 Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache
 and the whole loader on the cache, so the two can be compared shape by shape in one record. With
 `data.decoder=nvdec` it also measures the NVDEC path (workers plan, the GPU decodes and resamples: paths `nvdec`
@@ -108,30 +109,23 @@ def _item_rate(ds: VideoClipDataset, reqs: list[ClipRequest]) -> float | None:
     return len(reqs) / (time.perf_counter() - start)
 
 
-class _Passes:
-    """A batch sampler that yields one list of batches per pass over it (it runs in the main process, so
-    persistent DataLoader workers serve every pass)."""
+class _Endless:
+    """A batch sampler that cycles through `batches` without end (it runs in the main process): one DataLoader
+    iteration then streams batches as a training epoch does, with no pass whose end idles the workers."""
 
-    def __init__(self, *passes: list[list[ClipRequest]]):
-        self._passes, self._next = list(passes), 0
-
-    def _current(self) -> list[list[ClipRequest]]:
-        return self._passes[min(self._next, len(self._passes) - 1)]
+    def __init__(self, batches: list[list[ClipRequest]]):
+        self._batches = batches
 
     def __iter__(self):
-        batches = self._current()
-        self._next += 1
-        return iter(batches)
-
-    def __len__(self) -> int:
-        return len(self._current())
+        while True:
+            yield from self._batches
 
 
 # The in-process columns (decode, resample, cache read) time at most this many of a shape's clips: one process
 # decodes a baseline clip in ~70 ms, and the loader columns need many more clips to keep every worker busy.
 IN_PROCESS_CLIPS = 32
 
-# The timed pass repeats until this many seconds have passed: at 1,000 clips/s one pass of 360 clips took 0.4 s, and
+# The timed stream runs until this many seconds have passed: at 1,000 clips/s one pass of 360 clips took 0.4 s, and
 # two calls measured the same path 15-20% apart.
 MIN_TIMED_S = 3.0
 
@@ -142,39 +136,43 @@ WORKER_TIMEOUT_S = 120
 
 def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
                  nvdec: Any = None, min_seconds: float = MIN_TIMED_S) -> float:
-    """Clips/s of the whole loader with `workers` processes, timed over whole passes (at least `min_seconds`) after a
-    warm-up pass.
+    """Clips/s of the whole loader with `workers` processes in its steady state: one stream of batches cycling
+    through `reqs`, timed from the end of the warm-up (two batches per worker: worker start-up and the first
+    round are not throughput) until `min_seconds` have passed and every batch of `reqs` was delivered once more.
     With `nvdec` (a harness.data.nvdec.NvdecDecoder) the workers plan and NVDEC decodes each batch on the GPU,
     timed to a device sync, as the trainer receives it.
 
-    Warm-up: one batch per worker, so worker start-up is not throughput. The timed pass then runs on the same
-    (persistent) workers from its first request, including prefetch: timing from the second batch of one pass
-    would count batches that other workers built before the clock started.
-    """
+    Why one stream: a training epoch is one DataLoader iteration, and the workers build batches ahead of it. Timed
+    in separate passes of a few rounds each, the fastest shapes lost a pass's end each time (workers idle until the
+    slowest finished, then a round trip to restart them)."""
     batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
-    sampler = _Passes(batches[:max(1, workers)], batches)
-    loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=sampler, num_workers=workers,
-                                         collate_fn=collate_plans if nvdec else collate_clips,
-                                         persistent_workers=workers > 0,
+    loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=_Endless(batches),
+                                         num_workers=workers, collate_fn=collate_plans if nvdec else collate_clips,
                                          multiprocessing_context=worker_context("nvdec" if nvdec else "pyav",
                                                                                 workers),
                                          timeout=WORKER_TIMEOUT_S if workers > 0 else 0)
     sync = nvdec is not None and nvdec.device.type == "cuda"
-    for _ in nvdec.batches(loader, ds) if nvdec else loader:
-        pass
-    if sync:
-        torch.cuda.synchronize()
-    n, start = 0, time.perf_counter()
-    while True:  # whole timed passes until min_seconds have passed: a fast path's one pass lasts a fraction of a second
-        for b in nvdec.batches(loader, ds) if nvdec else loader:
-            n += b["clips"].shape[0]
+    stream = iter(nvdec.batches(loader, ds) if nvdec else loader)
+    try:
+        for _ in range(2 * max(1, workers)):
+            next(stream)
+        if sync:
+            torch.cuda.synchronize()
+        n, count, start = 0, 0, time.perf_counter()
+        while True:
+            n += next(stream)["clips"].shape[0]
+            count += 1
+            if count >= len(batches) and time.perf_counter() - start >= min_seconds:
+                break
         if sync:
             torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds or not n:
-            break
-    del loader  # shuts the persistent workers down
-    return n / elapsed if n else float("nan")
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # a generator (NVDEC) lets go of its DataLoader iterator
+        del stream, loader  # shuts the workers down
+    return n / elapsed
 
 
 def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: list[ClipRequest],
@@ -197,16 +195,11 @@ def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: 
     row[column] = rates
 
 
-def loader_batches(clips: int, per_gpu_batch: int, workers: int) -> tuple[int, int]:
-    """(batch size, clips timed) for a loader pass with `workers` processes over at most `clips` clips.
-
-    Every worker busy in the timed pass: at least two batches per worker where the clips allow, never more clips
-    than the trainer's batch (a worker's clips/s does not depend on how many clips it collates), and whole rounds of
-    one batch per worker: 32 batches on 15 workers take three rounds' time for 2.1 rounds' clips, which understates
-    the rate by a third."""
-    batch = max(1, min(per_gpu_batch, clips // (2 * workers)))
-    whole = clips // (batch * workers) * batch * workers
-    return batch, whole or clips
+def loader_batches(clips: int, per_gpu_batch: int, workers: int) -> int:
+    """The batch size of a loader stream with `workers` processes over `clips` distinct clips: the trainer's batch
+    (a worker's clips/s does not depend on how many clips it collates) where the clips make at least two batches
+    per worker, else smaller."""
+    return max(1, min(per_gpu_batch, clips // (2 * workers)))
 
 
 def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, workers: tuple[int, ...], seed: int,
@@ -219,8 +212,7 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     alone = reqs[:IN_PROCESS_CLIPS]
     skipped: dict[str, str] = {}
     decode, decoded = _decode_rate(dataset, alone, skipped)
-    batch, timed = loader_batches(clips, shape["per_gpu_batch"], max(1, *workers))
-    reqs = reqs[:timed]
+    batch = loader_batches(clips, shape["per_gpu_batch"], max(1, *workers))
     row = {**shape, "clips": len(reqs), "in_process_clips": len(alone), "loader_batch": batch,
            "min_timed_s": min_seconds,
            "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(decoded)}
@@ -321,7 +313,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first; the
     NVDEC paths come after the CPU paths' every shape (a second call per shape).
     `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
-    `min_seconds`: each loader path's timed passes repeat until this long has passed (per shape: `min_timed_s`).
+    `min_seconds`: each loader path's stream is timed for at least this long (per shape: `min_timed_s`).
     """
     shapes = planned_loader_shapes(plan)
     cache = None

@@ -242,3 +242,31 @@ def test_hidden_videos_lose_only_their_object_and_are_listed(synth, tmp_path):
     assert "hidden" not in json.loads((synth / "synth.json").read_text())
     with pytest.raises(SpecError, match="--hidden"):
         preset_config("smoke", hidden=1.0)
+
+
+def test_the_loader_is_timed_as_one_stream_of_batches_cycling_through_the_clips(synth):
+    import torch
+
+    import harness.measure.data_bench as data_bench
+    from harness.cli_data import _compose
+    from harness.data.clip_dataset import VideoClipDataset
+
+    class Counted(torch.utils.data.Dataset):  # the dataset, noting each clip asked of it (in-process loader)
+        def __init__(self, dataset):
+            self.dataset, self.served = dataset, []
+
+        def __getitem__(self, req):
+            self.served.append(req)
+            return self.dataset[req]
+
+    spec = _compose(["data.name=synthetic", f"data.root={synth}", "data.num_frames=8", "data.crop_size=32",
+                     "data.jitter=[36,48]", "data.num_classes=4", "data.train_videos=8"])
+    ds = Counted(VideoClipDataset.from_spec(spec, "train"))
+    reqs = data_bench._requests({"t": 4, "s": 32, "stride_range": (1, 2), "jitter_range": (36, 48)}, 6,
+                                len(ds.dataset.records), 0)
+    rate = data_bench._loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.0)
+    # two warm-up batches, then every batch of the clips once: the stream wraps around to the first clips
+    assert rate > 0 and ds.served == reqs + reqs[:4]
+    ds.served.clear()
+    data_bench._loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.3)
+    assert len(ds.served) > 12 and ds.served[:6] == ds.served[6:12] == reqs
