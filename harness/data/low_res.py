@@ -5,7 +5,9 @@ Why: a clip of multigrid's coarse shapes may be cropped from frames scaled to a 
 frame at the stored size, 256 or more, and decoding is most of a loader worker's time. A second copy made by
 ``harness data prepare --short-side 160`` holds the same videos at about 40% of the pixels; a clip whose drawn
 short side is at most 160 decodes it instead. Under the paper's jitter that is a minority of the coarse clips
-(15% of [128, 340]): on a 16-core H100 host such a copy gained 3-6% at the 112-pixel shapes (docs/gpu-notes.md).
+(15% of [128, 340]): on a 16-core H100 host such a copy keeping every 4th frame gained 3-6% at the 112-pixel
+shapes; one at 192 keeping every other frame, which serves every stride of the draws up to 192 pixels (30%), gained
+5% at 8x112 and 9% at 16x112 on an H200 host (docs/gpu-notes.md).
 
 The clip's plan (which frames, the short-side draw, the crop box, the flip) stays the one drawn from the full
 copy's header, so a seed gives the same clips whichever copy decodes them: the box is scaled onto the smaller
