@@ -6,10 +6,11 @@
 # profile` of the default recipe (CUDA graphs); `harness data bench` of every loader path (PyAV and, with
 # PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again with the best path
 # within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with processes
-# (pyav_scaling.py). CLIPS (default 360: three rounds of a batch of 8 per worker on 15 workers) clips per shape and
-# path; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices
+# (pyav_scaling.py). CLIPS (default 360) distinct clips per shape and path, streamed in batches of up to 12 (two per
+# worker on 15 workers) for at least 3 s; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices
 # asks NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K
-# prepares the copy keeping every K-th frame; LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
+# prepares the copy keeping every K-th frame; B_FRAMES=N codes N B-frames between references in every copy (harness data
+# prepare --b-frames, default 3); LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
 # path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies), keeping every
 # LOW_RES_FRAME_STEP-th frame (default FRAME_STEP's) with a keyframe every LOW_RES_KEYFRAMES kept frames (default 16);
 # BENCH_UNTIL=S (default 500) ends the bench S seconds into the call, with the shapes measured by then; NVDEC=0 and CACHE=0
@@ -25,12 +26,14 @@ if [ "${NVDEC:-1}" != 0 ] && python3 -c "import PyNvVideoCodec" 2>/dev/null; the
 fi
 data="data.name=synthetic data.root=/root/kl data.num_classes=8 data.train_videos=64"
 python3 -m harness data synth --preset kinetics-like --out /root/kl --workers $w --quiet | tail -1; el synth
-python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet ${FRAME_STEP:+--frame-step $FRAME_STEP} $data | tail -2; el prepared
+python3 -m harness data prepare --out /root/kl-prepared --workers $w --quiet ${FRAME_STEP:+--frame-step $FRAME_STEP} \
+  ${B_FRAMES:+--b-frames $B_FRAMES} $data | tail -2; el prepared
 low_res=${LOW_RES:-160} low_res_arg=""  # a second copy at this short side for the clips of small scale-jitter draws (0: none)
 if [ "$low_res" != 0 ]; then
   low_res_step=${LOW_RES_FRAME_STEP:-$FRAME_STEP}
   python3 -m harness data prepare --out /root/kl-prepared-$low_res --short-side $low_res --workers $w --quiet \
-    ${low_res_step:+--frame-step $low_res_step} --keyframe-interval ${LOW_RES_KEYFRAMES:-16} $data | tail -1
+    ${low_res_step:+--frame-step $low_res_step} --keyframe-interval ${LOW_RES_KEYFRAMES:-16} ${B_FRAMES:+--b-frames $B_FRAMES} \
+    $data | tail -1
   el "prepared at short side $low_res"
   low_res_arg="--low-res /root/kl-prepared-$low_res"
 fi
