@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.cli_args import COUNT
+from harness.cli_args import COUNT, NON_NEGATIVE
 from harness.spec import SpecError
 
 
@@ -28,9 +28,24 @@ def _size(text: str) -> tuple[int, int]:
 
 def _workers(text: str) -> tuple[int, ...]:
     try:
-        return tuple(int(w) for w in text.split(","))
+        counts = tuple(int(w) for w in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--workers must be a comma-separated list like 0,2,4, got {text!r}") from None
+        counts = (-1,)
+    if min(counts) < 0:
+        raise argparse.ArgumentTypeError(f"--workers must be a comma-separated list of counts >= 0 like 0,2,4, got "
+                                         f"{text!r}")
+    return counts
+
+
+def _seconds(text: str) -> float:
+    """--min-seconds: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return value
 
 
 def _b_frames(text: str) -> int | None:
@@ -140,9 +155,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         print(f"  skipped: {b['path']}: {b['error']}")
     ratio = f"{s['storage_ratio']:.2f}x" if s["storage_ratio"] is not None else "n/a"
     already = f", {s['reused']} already there from an earlier run" if s["reused"] else ""
+    size = f"short side <= {short_side}" if short_side else "the source's size kept"
     print(f"prepared {s['prepared']} of {s['videos']} videos{already} in {args.out} "
           f"({len(s['bad'])} skipped): {s['bytes'] / 2**20:.1f} MiB against {s['source_bytes'] / 2**20:.1f} MiB of "
-          f"source videos ({ratio}); short side <= {short_side}, a keyframe every {args.keyframe_interval} frames"
+          f"source videos ({ratio}); {size}, a keyframe every {args.keyframe_interval} frames"
           f"{f', every {args.frame_step} frames kept' if args.frame_step > 1 else ''}"
           f"{f', x264 tuned for {args.tune}' if args.tune != 'none' else ''}"
           f"{f', {args.b_frames} non-reference B-frames between references' if args.b_frames else ''}. "
@@ -281,7 +297,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="kinetics (default: appearance x motion classes, flip-invariant, path-label CSVs), ssv2 "
                             "(motion and direction classes that a flip swaps, SSv2 JSONs and WebM), charades "
                             "(several overlapping actions per longer video, Charades CSVs, mAP)")
-    synth.add_argument("--workers", type=int, default=1, help="processes rendering and encoding in parallel")
+    synth.add_argument("--workers", type=COUNT, default=1, help="processes rendering and encoding in parallel")
     synth.add_argument("--quiet", action="store_true", help="no progress bar")
     synth.set_defaults(func=cmd_synth)
 
@@ -289,9 +305,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                            description="Example: harness data check data.name=synthetic data.root=/data/synth --json")
     check.add_argument("--json", action="store_true", help="print one JSON object: videos, readable, unreadable "
                                                            "[{path, reason}], annotation_errors [{file, line, reason}]")
-    check.add_argument("--min-frames", type=int, help="fewer decodable frames = too short (default: the plan's "
+    check.add_argument("--min-frames", type=COUNT, help="fewer decodable frames = too short (default: the plan's "
                                                       "smallest clip length)")
-    check.add_argument("--workers", type=int, default=1, help="processes decoding in parallel")
+    check.add_argument("--workers", type=COUNT, default=1, help="processes decoding in parallel")
     check.add_argument("overrides", nargs="*", help="key=value overrides, e.g. data.name=kinetics400 data.root=DIR")
     check.set_defaults(func=cmd_check)
 
@@ -318,12 +334,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                          "and listed. Resumes an interrupted run. Example: harness data prepare "
                                          "data.name=kinetics data.root=/data/k400 --out /scratch/k400-prepared")
     prepare.add_argument("--out", required=True, help="the prepared copy's folder (new or empty, or a copy to resume)")
-    prepare.add_argument("--short-side", type=int, help="scale videos down so the short side is at most N "
+    prepare.add_argument("--short-side", type=NON_NEGATIVE, help="scale videos down so the short side is at most N "
                                                         "(default: the larger of data.jitter's maximum and "
                                                         "data.crop_size; 0 keeps the source size)")
-    prepare.add_argument("--keyframe-interval", type=int, default=16, help="frames between keyframes (default 16)")
+    prepare.add_argument("--keyframe-interval", type=COUNT, default=16, help="frames between keyframes (default 16)")
     prepare.add_argument("--crf", type=int, default=23, help="x264 quality, 0-51, lower is better (default 23)")
-    prepare.add_argument("--frame-step", type=int, default=1, metavar="K",
+    prepare.add_argument("--frame-step", type=COUNT, default=1, metavar="K",
                          help="keep every K-th frame at its source time (default 1: all): K times fewer frames to "
                               "decode per clip where the recipe's strides are multiples of K (the baseline's "
                               "stride 2); other strides take the nearest kept frame, and the command says which")
@@ -335,7 +351,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          help="B-frames between reference frames, none of them a reference, so the reader leaves "
                               "out those a clip does not show (default 3: a strided clip decodes ~40%% fewer "
                               "frames for ~3%% more bytes); 'adaptive': x264's own placement and B-pyramid")
-    prepare.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    prepare.add_argument("--workers", type=COUNT, default=os.cpu_count() or 1,
                          help="processes re-encoding in parallel (default: all cores)")
     prepare.add_argument("--json", action="store_true", help="print the summary as JSON")
     prepare.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -345,18 +361,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
                            description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json "
                                        "(data.decoder=nvdec also measures the NVDEC path on the GPU)")
-    bench.add_argument("--clips", type=int, default=16,
+    bench.add_argument("--clips", type=COUNT, default=16,
                        help="clips timed per shape and loader path (the in-process decode, resample and cache-read "
                             "columns time at most 32 of them)")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
-    bench.add_argument("--threads", type=int, default=1, help="decoder threads per clip")
-    bench.add_argument("--nvdec-threads", type=int, default=None, metavar="N",
+    bench.add_argument("--threads", type=COUNT, default=1, help="decoder threads per clip")
+    bench.add_argument("--nvdec-threads", type=COUNT, default=None, metavar="N",
                        help="with data.decoder=nvdec: decoding threads, each with its own persistent NVDEC decoder "
                             "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
     bench.add_argument("--nvdec-access", choices=("window", "indices"), default="window",  # nvdec.ACCESS, no torch
                        help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
                             "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
-    bench.add_argument("--min-seconds", type=float, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
+    bench.add_argument("--min-seconds", type=_seconds, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
                        help="time each loader path's stream of batches for at least S seconds, and at least one "
                             "batch of each of its clips (default 3: a fast path delivers 360 clips in a fraction of "
                             "a second); 0: those clips once")

@@ -262,9 +262,13 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     storage_ratio, seconds, settings, and its provenance."""
     began = time.perf_counter()
     root, out = Path(root).expanduser(), Path(out_dir).expanduser()
-    if keyframe_interval < 1 or (short_side is not None and short_side < 2) or not 0 <= crf <= 51 or frame_step < 1:
-        raise SpecError(f"--keyframe-interval must be >= 1 (got {keyframe_interval}), --short-side >= 2 (got "
-                        f"{short_side}), --crf in 0..51 (got {crf}), --frame-step >= 1 (got {frame_step}).")
+    wrong = [f"{flag} {rule} (got {value})" for flag, rule, value, ok in (
+        ("--keyframe-interval", "must be >= 1", keyframe_interval, keyframe_interval >= 1),
+        ("--short-side", "must be >= 2", short_side, short_side is None or short_side >= 2),
+        ("--crf", "must be in 0..51", crf, 0 <= crf <= 51),
+        ("--frame-step", "must be >= 1", frame_step, frame_step >= 1)) if not ok]
+    if wrong:
+        raise SpecError("; ".join(wrong) + ".")
     if tune not in TUNES:
         raise SpecError(f"--tune must be one of {', '.join(t or 'none' for t in TUNES)} (got {tune}).")
     if b_frames is not None and not 0 <= b_frames <= MAX_B_FRAMES:

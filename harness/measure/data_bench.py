@@ -114,6 +114,8 @@ class _Endless:
     iteration then streams batches as a training epoch does, with no pass whose end idles the workers."""
 
     def __init__(self, batches: list[list[ClipRequest]]):
+        if not batches:
+            raise ValueError("a loader stream needs at least one batch of clips")
         self._batches = batches
 
     def __iter__(self):

@@ -143,9 +143,9 @@ def test_cli_prepare_reports_bytes_and_how_to_train(dataset, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "skipped: " in text and "MiB of source videos" in text and f"data.root={out.resolve()}" in text
     assert min(scan_video(out / "train/c0/v000.mp4").height, scan_video(out / "train/c0/v000.mp4").width) == 32
-    assert main(["data", "prepare", "--out", str(out), "--quiet", "--keyframe-interval", "0",
+    assert main(["data", "prepare", "--out", str(out), "--quiet", "--short-side", "1", "--crf", "60",
                  "data.name=kinetics", f"data.root={dataset}"]) == 2
-    assert "--keyframe-interval must be >= 1" in capsys.readouterr().err
+    assert capsys.readouterr().err.endswith("--short-side must be >= 2 (got 1); --crf must be in 0..51 (got 60).\n")
 
 
 def test_bench_measures_every_loader_path_beside_what_the_trainer_consumes(tmp_path, capsys):

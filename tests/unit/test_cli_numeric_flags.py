@@ -26,6 +26,18 @@ from harness.cli import main
     (["flops", "s3d", "--frames", "8", "--crop", "16"], "--crop 16: s3d needs at least 17 px at 8 frames"),
     (["models", "check", "i3d_r50", "--batch", "0"], "argument --batch: must be >= 1, got 0"),
     (["data", "cache", "--out", "cache", "--workers", "-3"], "argument --workers: must be >= 1, got -3"),  # was 1
+    (["data", "bench", "--clips", "0"], "argument --clips: must be >= 1, got 0"),  # streamed no batch, forever
+    (["data", "bench", "--workers", "0,-2"], "--workers must be a comma-separated list of counts >= 0"),
+    (["data", "bench", "--min-seconds", "nan"], "argument --min-seconds: must be a number of seconds >= 0"),
+    (["data", "bench", "--min-seconds", "-1"], "argument --min-seconds: must be a number of seconds >= 0"),
+    (["data", "bench", "--threads", "0"], "argument --threads: must be >= 1, got 0"),
+    (["data", "check", "--workers", "0"], "argument --workers: must be >= 1, got 0"),
+    (["data", "check", "--min-frames", "-1"], "argument --min-frames: must be >= 1, got -1"),
+    (["data", "synth", "--out", "s", "--workers", "0"], "argument --workers: must be >= 1, got 0"),
+    (["data", "prepare", "--out", "p", "--workers", "0"], "argument --workers: must be >= 1, got 0"),
+    (["data", "prepare", "--out", "p", "--keyframe-interval", "0"], "argument --keyframe-interval: must be >= 1"),
+    (["data", "prepare", "--out", "p", "--frame-step", "0"], "argument --frame-step: must be >= 1, got 0"),
+    (["data", "prepare", "--out", "p", "--short-side", "-4"], "argument --short-side: must be >= 0, got -4"),
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
     try:
