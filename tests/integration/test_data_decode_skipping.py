@@ -87,7 +87,7 @@ def test_hevc_gives_the_same_clips(tmp_path):
 def test_a_skipped_frame_that_is_nearest_across_a_gap_is_decoded_after_all(tmp_path):
     # Variable rate: 40 ms apart, then a 600 ms gap after frame 11 and sparse frames. In encoding order every frame
     # between two references is a non-reference B-frame, so frames 13-15 (at 1100, 1400 and 1700 ms) would be left
-    # out for a time 250 ms from each, farther than the nominal period's 0.75 times from all, yet the nearest.
+    # out for a time 250 ms from each, farther than SKIP_DISTANCE nominal periods from all, yet the nearest.
     pts = [40 * k for k in range(12)] + [1040, 1100, 1400, 1700, 1760] + [1760 + 40 * k for k in range(1, 12)]
     path = _write_timed(tmp_path / "gap.mkv", pts)
     clips = [[1.35, 1.95], [0.2, 1.4, 1.45], [1.25], [1.55, 1.9]]
