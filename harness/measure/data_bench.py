@@ -431,4 +431,23 @@ def format_bench(record: dict[str, Any]) -> str:
         lines.append("  the trainer consumes: " + ", ".join(
             "?" if r.get("consumer_clips_per_s") is None else f"{r['consumer_clips_per_s']:.1f}"
             for r in record["shapes"]))
+        lines += [f"  {line}" for line in keeping_up(record)]
     return "\n".join(lines)
+
+
+def keeping_up(record: dict[str, Any]) -> list[str]:
+    """Per loader path of a record with the trainer's consumption: at how many of the shapes it measured it
+    delivers at least what the trainer consumes, and how much of it at the others (a shape it did not measure, or
+    whose consumption is unknown, counts as neither)."""
+    consumed = {(r["t"], r["s"]): r.get("consumer_clips_per_s") for r in record["shapes"]}
+    lines = []
+    for path in record.get("paths", []):
+        pairs = [(f"{p['t']}x{p['s']}", p["clips_per_s"], consumed.get((p["t"], p["s"]))) for p in path["shapes"]]
+        pairs = [(shape, rate, need) for shape, rate, need in pairs if rate is not None and need]
+        if not pairs:
+            continue
+        # percent rounded down: 99.6% of what the trainer consumes is short, and reads so
+        short = [f"{shape} at {int(100 * rate / need)}%" for shape, rate, need in pairs if rate < need]
+        lines.append(f"{path['name']} keeps up at {len(pairs) - len(short)} of {len(pairs)} shapes"
+                     + (f"; short: {', '.join(short)}" if short else ""))
+    return lines
