@@ -59,9 +59,9 @@ SKIPPABLE_CODECS = frozenset({"h264", "hevc"})
 # frame to any of them in constant-rate video (the nearest lies within half a period), so need not be decoded. The
 # tenth of a period beyond the half covers timestamps rounded to the container's clock (1 ms in Matroska and WebM);
 # where a left-out frame still was the nearest (variable-rate video), frames_at decodes the window again in full.
-# Against 0.75, the second-nearest frame of a time is left out twice as often: on the 2-core CPU an 8x112 clip of
-# a frame-step-2 prepared copy decodes 15.7 instead of 17.0 frames, a 16x112 clip 23.5 instead of 25.8 (about 2%
-# and 4% of the clip's time).
+# A margin of 0.75 periods would decode the second-nearest frame of a time twice as often: on the 2-core CPU an
+# 8x112 clip of a frame-step-2 prepared copy decodes 15.7 frames instead of 17.0, a 16x112 clip 23.5 instead of
+# 25.8 (about 2% and 4% of the clip's time).
 SKIP_DISTANCE = 0.6
 
 # A decoded span shorter than this share of the duration the container claims means data is missing (a

@@ -145,8 +145,8 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
     timed to a device sync, as the trainer receives it.
 
     Why one stream: a training epoch is one DataLoader iteration, and the workers build batches ahead of it. Timed
-    in separate passes of a few rounds each, the fastest shapes lost a pass's end each time (workers idle until the
-    slowest finished, then a round trip to restart them)."""
+    in separate passes of a few rounds each, the fastest shapes would lose each pass's end (workers idle until the
+    slowest finishes, then a round trip to restart them)."""
     batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
     loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=_Endless(batches),
                                          num_workers=workers, collate_fn=collate_plans if nvdec else collate_clips,
