@@ -9,6 +9,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+import torch
 
 from harness import cli_data
 from harness.data import load_annotations, scan_video
@@ -244,29 +245,52 @@ def test_hidden_videos_lose_only_their_object_and_are_listed(synth, tmp_path):
         preset_config("smoke", hidden=1.0)
 
 
-def test_the_loader_is_timed_as_one_stream_of_batches_cycling_through_the_clips(synth):
-    import torch
+class _Counted(torch.utils.data.Dataset):
+    """A dataset that notes each clip asked of it (in this process)."""
 
-    import harness.measure.data_bench as data_bench
+    def __init__(self, dataset):
+        self.dataset, self.served = dataset, []
+
+    def __getitem__(self, req):
+        self.served.append(req)
+        return self.dataset[req]
+
+
+def _counted_dataset(synth) -> _Counted:
     from harness.cli_data import _compose
     from harness.data.clip_dataset import VideoClipDataset
 
-    class Counted(torch.utils.data.Dataset):  # the dataset, noting each clip asked of it (in-process loader)
-        def __init__(self, dataset):
-            self.dataset, self.served = dataset, []
-
-        def __getitem__(self, req):
-            self.served.append(req)
-            return self.dataset[req]
-
     spec = _compose(["data.name=synthetic", f"data.root={synth}", "data.num_frames=8", "data.crop_size=32",
                      "data.jitter=[36,48]", "data.num_classes=4", "data.train_videos=8"])
-    ds = Counted(VideoClipDataset.from_spec(spec, "train"))
-    reqs = data_bench._requests({"t": 4, "s": 32, "stride_range": (1, 2), "jitter_range": (36, 48)}, 6,
-                                len(ds.dataset.records), 0)
-    rate = data_bench._loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.0)
+    return _Counted(VideoClipDataset.from_spec(spec, "train"))
+
+
+def _small_requests(ds: _Counted, n: int) -> list:
+    from harness.measure.data_bench import _requests
+
+    return _requests({"t": 4, "s": 32, "stride_range": (1, 2), "jitter_range": (36, 48)}, n,
+                     len(ds.dataset.records), 0)
+
+
+def test_the_loader_is_timed_as_one_stream_of_batches_cycling_through_the_clips(synth):
+    from harness.measure.data_bench import _loader_rate
+
+    ds = _counted_dataset(synth)
+    reqs = _small_requests(ds, 6)
+    rate = _loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.0)
     # two warm-up batches, then every batch of the clips once: the stream wraps around to the first clips
     assert rate > 0 and ds.served == reqs + reqs[:4]
     ds.served.clear()
-    data_bench._loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.3)
+    _loader_rate(ds, reqs, batch=2, workers=0, min_seconds=0.3)
     assert len(ds.served) > 12 and ds.served[:6] == ds.served[6:12] == reqs
+
+
+def test_whole_items_in_process_are_timed_over_passes_until_the_seconds_have_passed(synth):
+    from harness.measure.data_bench import _item_rate
+
+    ds = _counted_dataset(synth)
+    reqs = _small_requests(ds, 3)
+    assert _item_rate(ds, reqs) > 0 and ds.served == reqs  # no seconds asked: one pass
+    ds.served.clear()
+    _item_rate(ds, reqs, min_seconds=0.2)
+    assert len(ds.served) > 3 and len(ds.served) % 3 == 0 and ds.served[:3] == ds.served[3:6] == reqs
