@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +237,9 @@ class NvdecDecoder:
             for batch in pending:  # a caller that stops early: clips not yet started are not decoded
                 for future in batch:
                     future.cancel()
+            # and those started finish here, so the threads are idle when the caller goes on (the next loader path
+            # of `harness data bench` is not timed while this one's clips still decode)
+            wait([future for batch in pending for future in batch])
 
 
 def check_codec(decoder: NvdecDecoder, dataset: Any) -> None:

@@ -250,6 +250,28 @@ def test_decoding_runs_ahead_of_the_batch_handed_out(tmp_path):
         assert [b["clips"].shape[0] for b in handed] == [4, 4] and len(submitted) == 12
 
 
+def test_a_caller_that_stops_early_leaves_no_clip_decoding(tmp_path):
+    import time
+
+    ds = _dataset(tmp_path, bad=False)
+    planner = ds.planning()
+    reqs = _requests(12, len(ds.records))
+    batches = [[planner[r] for r in reqs[i:i + 4]] for i in range(0, 12, 4)]
+    with NvdecDecoder("cpu", threads=2, nvc=_FakeNvc) as decoder:
+        futures, submit = [], decoder._pool.submit
+
+        def slowly(fn, dataset, item):  # each clip takes a while, so some are mid-decode when the caller stops
+            futures.append(submit(lambda: time.sleep(0.2) or fn(dataset, item)))
+            return futures[-1]
+
+        decoder._pool.submit = slowly
+        handed = decoder.batches(batches, ds)
+        next(handed)
+        handed.close()
+        assert futures and all(f.done() for f in futures)
+        assert sum(f.cancelled() for f in futures) >= 2  # the clips not yet started were not decoded
+
+
 def _bench_on_the_cpu(monkeypatch) -> None:
     """`harness data bench data.decoder=nvdec` here: its NVDEC paths run on the CPU with the PyAV stand-in."""
     import harness.data.nvdec as nvdec
