@@ -4,10 +4,31 @@ Sessions install the project into their own virtualenv with pip (not uv: uv igno
 local PyTorch wheels of our machines and downloads several GB).
 """
 
+import hashlib
+import os
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "virtualenv"
+
+
+def _envdir() -> str:
+    """Where the sessions' virtualenvs live: outside the repository, one folder per checkout.
+
+    Inside the tree (nox's default `.nox/`) they put thousands of third-party files, PyTorch's among them, under
+    the repository's root, where tools that scan the project's code (linters, security checks) read them as ours.
+    `NOX_ENVDIR` overrides the place.
+    """
+    if os.environ.get("NOX_ENVDIR"):
+        return os.environ["NOX_ENVDIR"]
+    checkout = Path(__file__).resolve().parent
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return str(cache / "multigrid-harness" / "nox" / hashlib.sha1(str(checkout).encode()).hexdigest()[:12])
+
+
+nox.options.envdir = _envdir()
 
 
 @nox.session
