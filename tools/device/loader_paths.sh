@@ -7,15 +7,15 @@
 # PyNvVideoCodec, NVDEC on the source and the prepared copy; the frame cache); the profile again with the best path
 # within 2x the source's storage (`--data`); with the time left, how PyAV's stages scale with processes
 # (pyav_scaling.py). CLIPS (default 360) distinct clips per shape and path, streamed in batches of up to 12 (two per
-# worker on 15 workers) for at least 3 s; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's decoding threads, NVDEC_ACCESS=indices
-# asks NVDEC for each clip's frames by index instead of seeking to its first frame and decoding its span; FRAME_STEP=K
-# prepares the copy keeping every K-th frame; B_FRAMES=N codes N B-frames between references in every copy (harness data
-# prepare --b-frames, default 3); LOW_RES=N (default 160, 0: none) adds a copy at short side N that the
-# path pyav_prepared_low_res reads for clips of small scale-jitter draws (data.low_res_copies), keeping every
-# LOW_RES_FRAME_STEP-th frame (default FRAME_STEP's) with a keyframe every LOW_RES_KEYFRAMES kept frames (default 16);
-# BENCH_UNTIL=S (default 500) ends the bench S seconds into the call, with the shapes measured by then; NVDEC=0 and CACHE=0
-# leave out the NVDEC paths and the frame cache (a short call for the PyAV paths alone). Back in $OUT
-# (data_bench.json, profile*.json, pyav_scaling.json, logs).
+# worker on 15 workers) for at least 3 s; NVDEC_TESTS=0 skips the tests; NVDEC_THREADS=N sets the NVDEC path's
+# decoding threads, NVDEC_ACCESS=indices asks NVDEC for each clip's frames by index instead of seeking to its first
+# frame and decoding its span; FRAME_STEP=K prepares the copy keeping every K-th frame; B_FRAMES=N codes N B-frames
+# between references in every copy (harness data prepare --b-frames, default 3); LOW_RES=N (default 160, 0: none) adds
+# a copy at short side N that the path pyav_prepared_low_res reads for clips of small scale-jitter draws
+# (data.low_res_copies), keeping every LOW_RES_FRAME_STEP-th frame (default FRAME_STEP's) with a keyframe every
+# LOW_RES_KEYFRAMES kept frames (default 16); BENCH_UNTIL=S (default 500) ends the bench S seconds into the call, with
+# the shapes measured by then; NVDEC=0 and CACHE=0 leave out the NVDEC paths and the frame cache (a short call for the
+# PyAV paths alone). Back in $OUT (data_bench.json, profile*.json, pyav_scaling.json, logs).
 source tools/device/_setup.sh "$1"
 cores=$(nproc); w=$((cores - 1))
 decoder=""
