@@ -79,7 +79,7 @@ def run_job(cfg: DictConfig) -> str:
     if not cfg.dry_run and world > 1:
         init_distributed("auto")  # rank 0 prepares the synthetic data while the others wait
     root, cache = suite_data(scale, overrides, bool(cfg.dry_run), prepare=_prepare_on_rank_zero)
-    pretrained = suite_pretrained(scale, overrides, bool(cfg.dry_run))  # the ImageNet rows' stand-in, as reproduce
+    pretrained = suite_pretrained(scale, overrides)  # the ImageNet rows' stand-in, as reproduce
     run = next(r for r in resolve_suite(suite, scale, overrides, root, cache, pretrained)
                if r.run.variant == cfg.variant)
     if run.spec is None:

@@ -129,14 +129,14 @@ def pretrained_path(scale: Scale) -> str | None:
     return str(Path(root).with_name(f"{Path(root).name}-resnet50-{tag}.pt"))
 
 
-def suite_pretrained(scale: Scale, overrides: list[str], dry_run: bool) -> str | None:
+def suite_pretrained(scale: Scale, overrides: list[str]) -> str | None:
     """model.pretrained for the suite's runs that require it: None when the user gives one, trains on their own
-    data (data.root=) or the scale builds none; else the scale's file (:func:`pretrained_path`, a placeholder in a
-    dry run), which :func:`prepare_pretrained` builds before the first run that needs it."""
+    data (data.root=) or the scale builds none; else the scale's file (:func:`pretrained_path`), which
+    :func:`prepare_pretrained` builds before the first run that needs it. A dry run names the same file, built or
+    not: it is part of the runs' settings, so their records are found as a real run finds them."""
     if any(o.startswith(("model.pretrained=", "data.root=")) for o in overrides):
         return None
-    path = pretrained_path(scale)
-    return "<pretrained ResNet-50>" if dry_run and path else path
+    return pretrained_path(scale)
 
 
 def prepare_pretrained(scale: Scale, spec: RunSpec) -> str:
@@ -238,7 +238,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
     # The data's paths first: a suite whose runs are all recorded (or reusable) needs no data on this machine.
     root, cache = suite_data(scale, overrides, dry_run, prepare=None if dry_run else synthetic_paths)
-    pretrained = suite_pretrained(scale, overrides, dry_run)  # for the ImageNet rows; built only if one runs
+    pretrained = suite_pretrained(scale, overrides)  # for the ImageNet rows; built only if one runs
     # Seed-major order: every run's first seed before any run's second, so a stopped call leaves whole rows.
     runs = [r for seed in (seeds or [None]) for r in resolve_suite(
         suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache, pretrained)]
@@ -268,6 +268,9 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if dry_run:
         for line in launch_lines(suite.name, scale.name, todo, out_root, overrides, launcher, nodes):
             print(line)
+        if pretrained and not Path(pretrained).is_file() and any(r.spec.model.pretrained == pretrained for r in todo):
+            print(f"model.pretrained={pretrained} is made before the first run that needs it (a 2D ResNet-50 "
+                  f"pre-trained on the synthetic frames: the ImageNet rows' stand-in)")
         return 0
     if todo:
         # Before any data or run: the runs' records go there, which would otherwise fail after every run.

@@ -68,12 +68,11 @@ def test_out_folder_and_missing_gpu_are_refused(tmp_path, capsys, monkeypatch):
 def test_reproduce_gives_the_stand_in_to_the_imagenet_rows_only(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
     smoke = load_scale("smoke")
-    path = rep.suite_pretrained(smoke, [], dry_run=False)
+    path = rep.suite_pretrained(smoke, [])
     assert path.startswith(rep.synthetic_paths(smoke)[0]) and path.endswith(".pt")
-    assert rep.suite_pretrained(smoke, [], dry_run=True) == "<pretrained ResNet-50>"
-    assert rep.suite_pretrained(smoke, ["model.pretrained=/mine.pt"], dry_run=False) is None
-    assert rep.suite_pretrained(smoke, ["data.root=/my/data"], dry_run=False) is None
-    assert rep.suite_pretrained(load_scale("paper"), [], dry_run=False) is None  # the user's file, as before
+    assert rep.suite_pretrained(smoke, ["model.pretrained=/mine.pt"]) is None
+    assert rep.suite_pretrained(smoke, ["data.root=/my/data"]) is None
+    assert rep.suite_pretrained(load_scale("paper"), []) is None  # the user's file, as before
     suite = load_suite("kinetics_generalization")
     without = {r.run.variant: r for r in resolve_suite(suite, smoke, [], "/data/synthetic")}
     with_it = {r.run.variant: r for r in resolve_suite(suite, smoke, [], "/data/synthetic", pretrained=path)}

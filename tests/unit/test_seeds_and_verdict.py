@@ -158,20 +158,24 @@ def test_runs_take_free_gpu_slots_so_no_two_share_a_gpu(monkeypatch, tmp_path):
     assert failed == 0 and len(clash) == 8 and not any(clash)
 
 
-def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
-    """A record at a run's own path that the report leaves out (cut short by a crash, not UTF-8, another tool's
-    JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
-    --prepare-only do not call it recorded either (tools/device/converged_proxy.sh greps for that)."""
-    ran = []
-
-    def fake_run_one(run, out_root, gpus, results, port):
+def _recording_run_one(ran: list):
+    """A stand-in for reproduce's `_run_one` that trains nothing: it writes the run's record (and notes the run in
+    `ran`), as a finished run leaves it."""
+    def run_one(run, out_root, gpus, results, port):
         ran.append((run.run.variant, run.spec.seed))
         path = record_path(run.spec, results)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**make_record(run.run.variant), "spec": run.spec.to_dict()}))
         return run.run.variant, 0, 0.0
+    return run_one
 
-    monkeypatch.setattr(rep, "_run_one", fake_run_one)
+
+def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
+    """A record at a run's own path that the report leaves out (cut short by a crash, not UTF-8, another tool's
+    JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
+    --prepare-only do not call it recorded either (tools/device/converged_proxy.sh greps for that)."""
+    ran = []
+    monkeypatch.setattr(rep, "_run_one", _recording_run_one(ran))
     monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     results = tmp_path / "res"
@@ -199,6 +203,31 @@ def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypat
         (aside,) = path.parent.glob(f"{path.name}.damaged-*")
         assert aside.read_bytes() == data
     assert go().count("recorded already") == 4
+
+
+def test_a_dry_run_finds_the_imagenet_rows_records_as_a_run_does(monkeypatch, tmp_path, capsys):
+    """The ImageNet rows' settings name the pre-trained stand-in's file; a dry run names the same file (made or not),
+    so a recorded row is "recorded already" there too, not listed as a run to launch."""
+    made = []
+    monkeypatch.setattr(rep, "_run_one", _recording_run_one([]))
+    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
+    monkeypatch.setattr(rep, "prepare_pretrained", lambda scale, spec: made.append(spec.model.pretrained))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    results = tmp_path / "res"
+
+    def go(**kw) -> str:
+        capsys.readouterr()
+        assert rep.reproduce("kinetics_generalization", "smoke", results=results, gpus=1, report=False, seeds=[0],
+                             only=["imagenet_baseline"], **kw) == 0
+        return capsys.readouterr().out
+
+    before = go(dry_run=True)
+    assert "recorded already" not in before and " harness train " in before
+    assert "is made before the first run that needs it" in before
+    go()
+    assert len(made) == 1 and made[0] in before  # the file the dry run named is the one the run was given
+    after = go(dry_run=True)
+    assert after.count("recorded already") == 1 and " harness train " not in after
 
 
 def test_gpu_indices_go_through_cuda_visible_devices(monkeypatch, tmp_path):
