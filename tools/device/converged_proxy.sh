@@ -47,8 +47,8 @@ reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further 
 }
 # The runs each suite has recorded, asked once per suite (a dry run: a harness start, about 5 s) rather than once per
 # job line as a worker would (`--prepare-only` says "recorded already"): at a call's start every line fits its time,
-# and starting the harness for each recorded one took a call up to two minutes. Lines this list lacks are still
-# checked by the harness itself (a dry run cannot name the ImageNet rows' stand-in, so it lists those as missing).
+# and starting the harness for each recorded one took a call up to two minutes. Lines with overrides, which the dry
+# run does not see, are still checked by the harness itself.
 recorded=/root/recorded.txt; : > $recorded
 for suite in $suites; do
   seeds=$(grep -v '^#' "$jobs" | awk -v s=$suite '$1 == s {print $2}' | sort -un | tr '\n' ' ')
