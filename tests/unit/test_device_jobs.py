@@ -20,3 +20,23 @@ def test_every_job_names_a_suite_variant_and_seed(jobs):
         assert int(seed) >= 0
         compose(overrides)  # raises SpecError naming a bad key or value
     assert len({tuple(line) for line in lines}) == len(lines), "a job listed twice"
+
+
+def test_recorded_jobs_names_the_recorded_lines_only(tmp_path):
+    """tools/device/recorded_jobs.py: what converged_proxy.sh skips without starting the harness per line."""
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "tools" / "device"))
+    try:
+        from recorded_jobs import recorded_lines
+    finally:
+        sys.path.pop(0)
+    jobs = tmp_path / "some.jobs"
+    jobs.write_text("# a comment\n"
+                    "kinetics_generalization 1 t16_baseline\n"  # recorded in results/
+                    "kinetics_generalization 0 imagenet_multigrid\n"  # recorded, from the pre-trained stand-in
+                    "kinetics_generalization 7 t16_baseline\n"  # a seed never run
+                    "kinetics_generalization 1 t16_multigrid train.eval_clips=1\n")  # overrides: the harness checks
+    assert recorded_lines(jobs, root / "results") == [("kinetics_generalization", 1, "t16_baseline"),
+                                                      ("kinetics_generalization", 0, "imagenet_multigrid")]

@@ -45,17 +45,13 @@ reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further 
     --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > $res/job$gpu.log 2>&1
   rc=$?; cat $res/job$gpu.log >> $res/worker$gpu.log; return $rc
 }
-# The runs each suite has recorded, asked once per suite (a dry run: a harness start, about 5 s) rather than once per
-# job line as a worker would (`--prepare-only` says "recorded already"): at a call's start every line fits its time,
-# and starting the harness for each recorded one took a call up to two minutes. Lines with overrides, which the dry
-# run does not see, are still checked by the harness itself.
-recorded=/root/recorded.txt; : > $recorded
-for suite in $suites; do
-  seeds=$(grep -v '^#' "$jobs" | awk -v s=$suite '$1 == s {print $2}' | sort -un | tr '\n' ' ')
-  python3 -m harness reproduce --suite $suite --scale proxy --results $res --dry-run --seeds $seeds 2>/dev/null |
-    awk -v s=$suite '/ recorded already / {print s, $3, $1}' >> $recorded
-done
-el "$(wc -l < $recorded) runs of these suites recorded already"
+# The job lines recorded already, asked in one process (tools/device/recorded_jobs.py: each suite's dry run) rather
+# than by a harness start per line as a worker would (`--prepare-only` says "recorded already"): at a call's start
+# every line fits its time, and those starts took a call a minute or two. Lines with overrides, which the dry run
+# does not see, are still checked by the harness itself.
+recorded=/root/recorded.txt
+python3 tools/device/recorded_jobs.py "$jobs" $res > $recorded 2>/dev/null || : > $recorded
+el "$(wc -l < $recorded) job lines recorded already"
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
   # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a
   # run cut off by the call's end is lost with the machine: a call made at once after another may still get a fresh
