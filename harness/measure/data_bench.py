@@ -31,6 +31,7 @@ from harness.data.decode import VideoError, VideoReader
 from harness.data.nvdec import worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
+from harness.data.worker_memory import loader_worker_init
 from harness.provenance import provenance_of
 from harness.schedule import Plan
 from harness.schedule.trained import planned_loader_shapes
@@ -162,7 +163,8 @@ def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, work
                                          num_workers=workers, collate_fn=collate_plans if nvdec else collate_clips,
                                          multiprocessing_context=worker_context("nvdec" if nvdec else "pyav",
                                                                                 workers),
-                                         timeout=WORKER_TIMEOUT_S if workers > 0 else 0)
+                                         timeout=WORKER_TIMEOUT_S if workers > 0 else 0,
+                                         worker_init_fn=loader_worker_init)  # as the trainer's workers
     sync = nvdec is not None and nvdec.device.type == "cuda"
     stream = iter(nvdec.batches(loader, ds) if nvdec else loader)
     try:

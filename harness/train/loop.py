@@ -32,6 +32,7 @@ from harness.data.clip_dataset import (
 from harness.data.nvdec import worker_context
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
+from harness.data.worker_memory import loader_worker_init
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
@@ -130,9 +131,10 @@ def _private_generator() -> torch.Generator:
 
 def _run_loader(spec: RunSpec, dataset: Any, workers: int, **options: Any) -> DataLoader:
     """A DataLoader of this run with `workers` processes: its own generator (_private_generator), and workers
-    started the way the run's decoder needs (harness.data.nvdec.worker_context)."""
+    started the way the run's decoder needs (harness.data.nvdec.worker_context) that keep the memory they free
+    (harness.data.worker_memory)."""
     return DataLoader(dataset, num_workers=workers, multiprocessing_context=worker_context(spec.data.decoder, workers),
-                      generator=_private_generator(), **options)
+                      generator=_private_generator(), worker_init_fn=loader_worker_init, **options)
 
 
 def _loss_fn(multilabel: bool):

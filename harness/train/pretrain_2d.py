@@ -27,6 +27,7 @@ from tqdm import tqdm
 from harness.data.clip_dataset import VideoClipDataset, collate_clips
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import normalize
+from harness.data.worker_memory import loader_worker_init
 from harness.device import pick_device, use_bf16, use_channels_last
 from harness.io import write_atomic, write_json_atomic
 from harness.models.resnet2d import backbone_state, resnet50_2d
@@ -136,7 +137,8 @@ def pretrain_2d(spec: RunSpec, out: Path, settings: PretrainSettings, device: st
     optimizer = torch.optim.SGD(net.parameters(), lr=settings.peak_lr, momentum=0.9, weight_decay=1e-4, nesterov=True)
     workers = spec.train.num_workers
     loader = DataLoader(dataset, batch_sampler=_requests(settings.size, jitter, settings, len(dataset)),
-                        collate_fn=collate_clips, num_workers=workers, pin_memory=dev.type == "cuda")
+                        collate_fn=collate_clips, num_workers=workers, pin_memory=dev.type == "cuda",
+                        worker_init_fn=loader_worker_init)
     # Train top-1 over the last tenth of the iterations (at least one batch): the frames as trained on.
     window = max(1, settings.iterations // 10)
     correct = seen = 0
