@@ -26,7 +26,7 @@ def keep_freed_memory() -> bool:
     """Raise this process's malloc thresholds (module docs); False where the C library has no `mallopt`."""
     try:
         mallopt = ctypes.CDLL(None).mallopt  # the C library the process runs on
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no such symbol (not glibc); no process library (Windows)
         return False
     # trim first: setting the mmap threshold by hand stops glibc from moving the trim threshold with it
     return mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 and mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
