@@ -55,7 +55,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
         def bar(total: int, name: str):
             return tqdm(total=total, desc=f"timing {name}", unit="shape", disable=args.json)
 
-        record = SuiteProfileRecord(**profile_suite(args.suite, args.scale, device=args.device, warmup=args.warmup,
+        record = SuiteProfileRecord(**profile_suite(args.suite, args.scale or "paper", device=args.device,
+                                                    warmup=args.warmup,
                                                     repeats=args.repeats, step=args.step, progress_factory=bar,
                                                     loader=loader, sub_batch_bn=args.sub_batch_bn,
                                                     plain_bn=args.plain_bn)).to_dict()
@@ -71,7 +72,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
     # scale=NAME as `harness train` applies it; the default sub-batch BN leaves the run id as it is
-    spec = compose(scaled_overrides([*args.overrides, f"train.sub_batch_bn={args.sub_batch_bn}"]))
+    spec = compose(scaled_overrides([*_with_scale(args.overrides, args.scale),
+                                     f"train.sub_batch_bn={args.sub_batch_bn}"]))
     keys = set(iterations_by_shape(build_plan(spec))) | set(iterations_by_shape(build_plan(baseline_spec(spec))))
     if loader is not None:
         from harness.measure.loader_bound import require_rates
@@ -102,12 +104,25 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_scale(overrides: list[str], scale: str | None) -> list[str]:
+    """`overrides` with `--scale NAME` as the override scale=NAME (a recipe without --suite); SpecError where an
+    override names another scale."""
+    if scale is None:
+        return list(overrides)
+    given = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+") == "scale"]
+    if any(name != scale for name in given):
+        raise SpecError(f"--scale {scale} and the override scale={given[0]} disagree: give the scale once.")
+    return [*overrides, f"scale={scale}"] if not given else list(overrides)
+
+
 def register_profile(sub: argparse._SubParsersAction) -> None:
     profile = sub.add_parser("profile", help="time every planned shape and predict the multigrid speedup here",
                              description="Measure the step time of each planned shape on random clips (no data) "
                                          "and predict the run's and its baseline's wall-clock on this hardware.")
     profile.add_argument("--suite", default=None, help="profile every run of this suite (one timing per shape)")
-    profile.add_argument("--scale", default="paper", help="with --suite: the scale (default paper)")
+    profile.add_argument("--scale", default=None,
+                         help="the scale: with --suite, its runs at that scale (default paper); else the recipe at "
+                              "that scale, as the override scale=NAME (default: the recipe as it is)")
     profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
     profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile", "compile_graphs"),
                          help="run each step as the trainer does with train.step=STEP (default eager)")

@@ -192,3 +192,26 @@ def test_profile_and_models_check_apply_the_scale(monkeypatch):
     spec, shapes = seen
     assert (spec.scale, spec.model.width, spec.data.crop_size, spec.data.num_frames) == ("smoke", 0.0625, 32, 16)
     assert max(s for _, s in shapes) == 32  # the smoke scale's planned shapes, not the recipe's 224 px
+
+
+def test_profile_takes_scale_as_a_flag_without_a_suite_too(monkeypatch, capsys):
+    """`harness profile --scale smoke` profiles the recipe at the smoke scale (it used to be read with --suite only
+    and left the recipe at paper scale: minutes a step on a CPU), as `scale=smoke` does; the two must agree."""
+    import harness.measure.predict
+
+    seen = []
+
+    class Seen(Exception):
+        pass
+
+    def stop(spec, *args, **kwargs):
+        seen.append(spec)
+        raise Seen
+
+    monkeypatch.setattr(harness.measure.predict, "profile_plan", stop)
+    with pytest.raises(Seen):
+        main(["profile", "--scale", "smoke", "--json"])
+    assert (seen[0].scale, seen[0].model.width) == ("smoke", 0.0625)
+    assert main(["profile", "--scale", "smoke", "scale=proxy"]) == 2
+    assert "--scale smoke and the override scale=proxy disagree" in capsys.readouterr().err
+    assert len(seen) == 1  # refused before any timing
