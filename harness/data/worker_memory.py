@@ -8,7 +8,7 @@ development CPU about 1,000 page faults per 32x224 clip of a Kinetics-like prepa
 8x112, 99 at 16x112), 8 or fewer with the thresholds below, and about a tenth less CPU time per 32x224 clip. In a
 DataLoader's workers the batch's shared memory, new for every batch, faults in its pages as well (about 1,200 per
 32x224 clip), which this leaves as it is: there a worker's faults per clip fell from 1,600-1,900 to 1,300 (8x112:
-122-131 to 91). Each worker keeps at most TRIM_THRESHOLD bytes of freed memory for reuse.
+122-131 to 91). Each worker keeps up to TRIM_THRESHOLD bytes free at its heap's top for reuse.
 
 The thresholds are set in the loader's worker processes only (the DataLoader's `worker_init_fn`), not in the
 process that trains, whose memory is the user's. Elsewhere than glibc (no `mallopt`) nothing changes.
