@@ -28,7 +28,7 @@ from harness.results import (
     set_aside_damaged,
 )
 from harness.spec import RunSpec, SpecError
-from harness.suite import ResolvedRun, Scale, load_scale, load_suite, resolve_suite, suite_scale
+from harness.suite import ResolvedRun, Scale, SuiteDef, load_scale, load_suite, resolve_suite, suite_scale
 
 log = logging.getLogger("harness.reproduce")
 
@@ -219,6 +219,19 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
     return run.run.variant, code, time.perf_counter() - start
 
 
+def resolved_runs(suite: SuiteDef, scale: Scale, overrides: list[str], seeds: list[int] | None,
+                  dry_run: bool) -> tuple[list[ResolvedRun], str | None]:
+    """The suite's runs at `scale` (once per seed of `seeds`, default the recipe's) and the pre-trained stand-in's
+    file they name (None where none): the data's paths only, nothing made, so a suite whose runs are all recorded
+    (or reusable) needs no data on this machine. Seed-major order: every run's first seed before any run's second,
+    so a stopped call leaves whole rows."""
+    root, cache = suite_data(scale, overrides, dry_run, prepare=None if dry_run else synthetic_paths)
+    pretrained = suite_pretrained(scale, overrides)  # for the ImageNet rows; built only if one runs
+    runs = [r for seed in (seeds or [None]) for r in resolve_suite(
+        suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache, pretrained)]
+    return runs, pretrained
+
+
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
               dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
@@ -236,12 +249,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if seeds and any(o.startswith("seed=") for o in overrides):
         raise SpecError("Give the seeds either as --seeds or as seed=N, not both.")
     print(f"suite {suite.name}: {suite.description}\nscale {scale.name}: {scale.description}", flush=True)
-    # The data's paths first: a suite whose runs are all recorded (or reusable) needs no data on this machine.
-    root, cache = suite_data(scale, overrides, dry_run, prepare=None if dry_run else synthetic_paths)
-    pretrained = suite_pretrained(scale, overrides)  # for the ImageNet rows; built only if one runs
-    # Seed-major order: every run's first seed before any run's second, so a stopped call leaves whole rows.
-    runs = [r for seed in (seeds or [None]) for r in resolve_suite(
-        suite, scale, overrides + ([f"seed={seed}"] if seed is not None else []), root, cache, pretrained)]
+    runs, pretrained = resolved_runs(suite, scale, overrides, seeds, dry_run)
     if only:  # in the order given: the first named run first
         runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
     results = results or results_root()

@@ -45,12 +45,12 @@ reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further 
     --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > $res/job$gpu.log 2>&1
   rc=$?; cat $res/job$gpu.log >> $res/worker$gpu.log; return $rc
 }
-# The job lines recorded already, asked in one process (tools/device/recorded_jobs.py: each suite's dry run) rather
-# than by a harness start per line as a worker would (`--prepare-only` says "recorded already"): at a call's start
-# every line fits its time, and those starts took a call a minute or two. Lines with overrides, which the dry run
-# does not see, are still checked by the harness itself.
+# The job lines recorded already, asked in one process (tools/device/recorded_jobs.py, which resolves the runs as
+# reproduce does) rather than by a harness start per line as a worker would (`--prepare-only` says "recorded
+# already"): at a call's start every line fits its time, and those starts took a call a minute or two. Lines with
+# overrides are still checked by the harness itself.
 recorded=/root/recorded.txt
-python3 tools/device/recorded_jobs.py "$jobs" $res > $recorded 2>/dev/null || : > $recorded
+python3 tools/device/recorded_jobs.py "$jobs" $res > $recorded || : > $recorded  # else every line is asked
 el "$(wc -l < $recorded) job lines recorded already"
 worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [key=value ...]) until none is left; a
   # job that another seed's record or the profile says cannot finish in the time left is left to the next call (a

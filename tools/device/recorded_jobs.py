@@ -2,20 +2,20 @@
 
 Usage: python3 tools/device/recorded_jobs.py JOBS RESULTS [SCALE]
 
-One process asks `harness reproduce --dry-run` of every suite in JOBS, at the seeds JOBS names, what RESULTS holds:
-the harness's own test of "recorded already", without a harness start per job line (several seconds each on a GPU
-host, which added up to minutes of a call). Lines with overrides are left out: the dry run does not see them.
+One process resolves every suite of JOBS at the seeds JOBS names, as `harness reproduce` does, and asks RESULTS for
+each run's record: the harness's own test of "recorded already", without a harness start per job line (several
+seconds each on a GPU host, which added up to minutes of a call). Lines with overrides are left out.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from harness.reproduce import reproduce
+from harness.reproduce import resolved_runs
+from harness.results import recorded
+from harness.suite import load_scale, load_suite, suite_scale
 
 
 def job_lines(jobs: Path) -> list[tuple[str, int, str]]:
@@ -29,19 +29,16 @@ def job_lines(jobs: Path) -> list[tuple[str, int, str]]:
 
 
 def recorded_lines(jobs: Path, results: Path, scale: str = "proxy") -> list[tuple[str, int, str]]:
+    """The lines of `jobs` (without overrides) whose run at `scale` has a record in `results`."""
     wanted = job_lines(jobs)
     seeds = defaultdict(set)
     for suite, seed, _ in wanted:
         seeds[suite].add(seed)
     found = set()
-    for suite, suite_seeds in seeds.items():
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            reproduce(suite, scale, [], results=results, dry_run=True, seeds=sorted(suite_seeds))
-        for line in out.getvalue().splitlines():  # "  <variant>   seed <N> recorded already (<file>)"
-            fields = line.split()
-            if len(fields) >= 5 and fields[1] == "seed" and fields[3:5] == ["recorded", "already"]:
-                found.add((suite, int(fields[2]), fields[0]))
+    for name, suite_seeds in seeds.items():
+        suite = load_suite(name)
+        runs, _ = resolved_runs(suite, suite_scale(suite, load_scale(scale)), [], sorted(suite_seeds), dry_run=True)
+        found |= {(name, r.spec.seed, r.run.variant) for r in runs if r.spec is not None and recorded(r.spec, results)}
     return [job for job in wanted if job in found]
 
 
