@@ -107,9 +107,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
 def _with_scale(overrides: list[str], scale: str | None) -> list[str]:
     """`overrides` with `--scale NAME` as the override scale=NAME (a recipe without --suite); SpecError where an
     override names another scale."""
+    from harness.cli_train import override_key
+
     if scale is None:
         return list(overrides)
-    given = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+") == "scale"]
+    given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "scale"]
     if any(name != scale for name in given):
         raise SpecError(f"--scale {scale} and the override scale={given[0]} disagree: give the scale once.")
     return [*overrides, f"scale={scale}"] if not given else list(overrides)

@@ -24,7 +24,8 @@ _DERIVED = {
 }
 
 
-def _key(override: str) -> str:
+def override_key(override: str) -> str:
+    """The key an override `key=value` (or `+key=…`, `~key`) sets."""
     return override.split("=", 1)[0].lstrip("+~")
 
 
@@ -38,17 +39,17 @@ def scaled_overrides(overrides: Sequence[str],
     from harness.suite import load_scale, scale_overrides
 
     overrides = list(overrides)
-    names = [o.split("=", 1)[1] for o in overrides if "=" in o and _key(o) == "scale"]
+    names = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "scale"]
     if not names:
         return overrides
-    recipe = [o for o in overrides if "=" in o and _key(o) == "recipe"]
+    recipe = [o for o in overrides if "=" in o and override_key(o) == "recipe"]
     # Unknown names: "did you mean". The synthetic data is made for the dataset trained on (as reproduce does).
-    dataset = compose([*recipe, *(o for o in overrides if "=" in o and _key(o) == "data.name")]).data.name
+    dataset = compose([*recipe, *(o for o in overrides if "=" in o and override_key(o) == "data.name")]).data.name
     scale = load_scale(names[-1]).for_dataset(dataset).long_enough_for([compose(recipe).data])
     scaled = scale_overrides(compose(recipe), scale, None, None)
     if not scaled:  # paper scale: the recipe as it is
         return overrides
-    given = {_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
+    given = {override_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
     ours = dict(o.split("=", 1) for o in scaled)
     for source, (derived, why) in _DERIVED.items():
         missing = [d for d in derived if d not in given]
@@ -61,7 +62,7 @@ def scaled_overrides(overrides: Sequence[str],
     root, cache = suite_data(scale, overrides, dry_run=prepare is None, prepare=prepare)
     # The scale is derived from the recipe and the overrides it does not set (as resolve_suite derives it from
     # the suite run's recipe and overrides); the user's values of scaled keys then win, literally.
-    base = [o for o in overrides if "=" in o and _key(o) not in ours]
+    base = [o for o in overrides if "=" in o and override_key(o) not in ours]
     return [*scale_overrides(compose(base), scale, root, cache), *overrides]
 
 
@@ -70,7 +71,7 @@ def _require_output_dir(overrides: Sequence[str]) -> None:
     scale) rather than after; train() checks the composed value again."""
     from harness.io import require_writable_dir
 
-    given = [o.split("=", 1)[1] for o in overrides if "=" in o and _key(o) == "output_dir"]
+    given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "output_dir"]
     if not given or not given[-1]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
     require_writable_dir(Path(given[-1]), "output_dir")
@@ -81,7 +82,7 @@ def _require_known_suite_run(overrides: Sequence[str]) -> None:
     neither `reproduce` nor `report` looks, so both must name one of suites/experiments/ and its runs."""
     from harness.suite import load_suite
 
-    given = {_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
+    given = {override_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
     if not given.get("suite"):
         return
     suite = load_suite(given["suite"])
