@@ -98,6 +98,10 @@ def cmd_flops(args: argparse.Namespace) -> int:
     from harness.models.flops import count_flops
     from harness.spec import ModelSpec, SpecError
 
+    if "=" in args.model:  # other commands take key=value overrides; this one takes the model's name
+        name = args.model.split("=", 1)[1]
+        raise SpecError(f"harness flops takes the model's name, not an override: harness flops {name or 'MODEL'} "
+                        "(harness models list names them).")
     entry = get_entry(args.model)
     frames = args.frames or entry.default_frames
     if frames < entry.min_frames:

@@ -51,3 +51,8 @@ def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
 def test_flops_counts_at_the_smallest_crop_it_names(capsys):
     assert main(["flops", "s3d", "--frames", "8", "--crop", "17", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["crop"] == 17
+
+
+def test_flops_given_an_override_names_the_form_it_takes(capsys):
+    assert main(["flops", "model.name=slowfast_r50_8x8"]) == 2
+    assert "harness flops slowfast_r50_8x8" in capsys.readouterr().err
