@@ -184,9 +184,23 @@ def cmd_throughput(args: argparse.Namespace) -> int:
               f"{r['ms_per_step']:>8.1f} {r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} "
               f"{r['share_of_matmul']:>7.1%} {r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
     for r in record["rows"]:
+        if r.get("compile"):
+            _print_compile_cost(r)
+    for r in record["rows"]:
         if r.get("kernels"):
             _print_kernels(r)
     return 0
+
+
+def _print_compile_cost(row: dict) -> None:
+    from harness.measure.throughput import row_setting
+
+    c = row["compile"]
+    print(f"{row['model']} × {row['batch']}, {row_setting(row)}: setup {row['setup_s']:.1f} s, {c['graphs']} "
+          f"graph(s): tracing {c['tracing_s']:.1f} s, AOTAutograd {c['aot_autograd_s']:.1f} s, Inductor "
+          f"{c['inductor_forward_s'] + c['inductor_backward_s']:.1f} s, guards {c['guards_s']:.1f} s; cache hits "
+          f"AOTAutograd {c['aot_autograd_cache_hits']}, Inductor {c['inductor_cache_hits']} "
+          f"(misses {c['inductor_cache_misses']})")
 
 
 def _print_kernels(row: dict) -> None:

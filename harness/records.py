@@ -60,7 +60,7 @@ class RunRecord(Record):
     evals: list[dict[str, Any]]
     final: dict[str, Any]  # the last evaluation
     bad_videos: dict[str, Any]
-    step: dict[str, Any]  # mode, setup_s, specialisations of this attempt
+    step: dict[str, Any]  # mode, setup_s, specialisations of this attempt (compiled steps: compile, its stages)
     outside_steps: dict[str, Any]  # this attempt's wall-clock outside the timed steps
     resumed_from_iteration: int  # where this attempt began (0: a fresh run)
     # The record this one copies (`harness reproduce` reuses a record of the identical run under another suite).
@@ -212,7 +212,7 @@ _RUN_RECORD: dict[str, Any] = {
         "peak_memory_gib")}},
     "shape_checks": int, "epoch_losses": [_NUM_OR_NULL], "evals": [_EVAL], "final": _EVAL,
     "bad_videos": {"bad_videos": int, "failed_reads": int, "files": list, "by_reason": dict},
-    "step": {"mode": str, "setup_s": _NUM, "specialisations": int},
+    "step": {"mode": str, "setup_s": _NUM, "specialisations": int, "compile": dict},
     "outside_steps": {key: _NUM for key in ("setup_s", "checkpoint_s", "precise_bn_s", "total_s")},
     "resumed_from_iteration": int, "same_run_as": str,
     # harness.provenance.provenance_of: in a block, or at the top level in records before version 3

@@ -58,6 +58,7 @@ class ThroughputRow:
     share_of_matmul: float  # train_tflops over the device's measured bf16 matmul rate
     peak_mem_gib: float
     kernels: dict | None = None  # with --kernels: harness.measure.kernels.profile_kernels of this mode's steps
+    compile: dict | None = None  # compiled modes: where setup_s's compile time went (harness.train.compile_cost)
     pad_stem_channels: int = 0  # model.pad_stem_channels of the timed model (0: the stem's 3 channels as they are)
     plain_bn_impl: str = "cudnn"  # train.plain_bn_impl of the timed model's BN layers
 
@@ -118,9 +119,9 @@ def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch
 
 def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor,
               labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int,
-              kernels: int = 0) -> tuple[float, float, dict | None]:
+              kernels: int = 0) -> tuple[float, float, dict | None, dict | None]:
     """(ms per step over `repeats` steps after `warmup`, setup seconds, the `kernels` largest kernels of a few
-    more steps or None) of one mode."""
+    more steps or None, where a compiled mode's compile time went or None) of one mode."""
     device = clips.device
     if mode == "plain":
         def plain_steps(n: int) -> None:
@@ -132,7 +133,7 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
         plain_steps(repeats)
         sync_device(device)
         ms = (time.perf_counter() - start) / repeats * 1e3
-        return ms, 0.0, _kernels(plain_steps, device, ms, kernels)
+        return ms, 0.0, _kernels(plain_steps, device, ms, kernels), None
     runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
     lr = optimizer.param_groups[0]["lr"]  # set again every iteration, as the trainer sets its schedule's
@@ -145,7 +146,7 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
     start = time.perf_counter()
     trainer_steps(repeats)
     ms = (time.perf_counter() - start) / repeats * 1e3
-    return ms, runner.setup_s, _kernels(trainer_steps, device, ms, kernels)
+    return ms, runner.setup_s, _kernels(trainer_steps, device, ms, kernels), runner.compile_cost
 
 
 def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None:
@@ -202,14 +203,14 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                     torch.cuda.reset_peak_memory_stats(dev)
                 torch.backends.cudnn.benchmark = AUTOTUNED[mode]
                 try:
-                    ms, setup, where = time_mode(mode, model, optimizer, clips, labels, bf16, warmup=warmup,
-                                                 repeats=repeats, kernels=kernels)
+                    ms, setup, where, compile_cost = time_mode(mode, model, optimizer, clips, labels, bf16,
+                                                               warmup=warmup, repeats=repeats, kernels=kernels)
                 except torch.OutOfMemoryError:
-                    ms, setup, where = float("nan"), float("nan"), None
+                    ms, setup, where, compile_cost = float("nan"), float("nan"), None, None
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak, where, pad, plain_impl))
+                                          tflops, tflops / ceiling, peak, where, compile_cost, pad, plain_impl))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

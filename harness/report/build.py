@@ -368,6 +368,15 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
                  tuple(rows), tuple(notes))
 
 
+def _throughput_rows_with(records: Sequence[Mapping[str, Any]], recipes: set[str], key: str):
+    """(provenance, GPU, rows) of each `harness throughput` record with rows of `recipes` that hold `key`."""
+    for record in records:
+        mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes and r.get(key)]
+        if mine:
+            prov = provenance_of(record)
+            yield prov, prov["hardware"].get("gpu") or record.get("device", "?"), mine
+
+
 KERNEL_GROUPS = ("convolution", "normalisation", "elementwise", "copy", "matmul", "communication", "other")
 
 
@@ -378,12 +387,7 @@ def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) 
     from harness.measure.throughput import row_setting
 
     rows, notes = [], []
-    for record in records:
-        mine = [r for r in record.get("rows", []) if r.get("recipe") in recipes and r.get("kernels")]
-        if not mine:
-            continue
-        prov = provenance_of(record)
-        device = prov["hardware"].get("gpu") or record.get("device", "?")
+    for prov, device, mine in _throughput_rows_with(records, recipes, "kernels"):
         for r in mine:
             k = r["kernels"]
             top = k["top"][0] if k["top"] else None
@@ -404,6 +408,44 @@ def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) 
                *(Column(group, group, "float") for group in KERNEL_GROUPS), Column("largest", "largest kernel"))
     return Table("step_kernels", "Where a training step's time goes: kernels per step at the baseline shape", columns,
                  tuple(rows), tuple(notes))
+
+
+def compile_cost_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
+    """Where a compiled step's setup time goes (`harness throughput` rows of compiled modes that kept their
+    harness.train.compile_cost): Dynamo's tracing, AOTAutograd, Inductor, the guards, the rest (the warm-up runs and
+    a CUDA graph's capture), and whether PyTorch's compile caches served the graphs."""
+    from harness.measure.throughput import row_setting
+
+    def cache(cost: Mapping[str, Any], layer: str) -> str:
+        hits, misses = cost.get(f"{layer}_cache_hits", 0), cost.get(f"{layer}_cache_misses", 0)
+        return f"{hits} of {hits + misses}" if hits + misses else ""
+
+    rows, notes = [], []
+    for prov, device, mine in _throughput_rows_with(records, recipes, "compile"):
+        for r in mine:
+            cost = r["compile"]
+            compiling = cost.get("compile_s", 0.0) + cost.get("inductor_backward_s", 0.0)
+            rows.append({"device": device, "model": r["model"], "batch": r["batch"], "mode": row_setting(r),
+                         "setup_s": r["setup_s"], "graphs": cost.get("graphs"), "tracing_s": cost.get("tracing_s"),
+                         "aot_s": cost.get("aot_autograd_s"),
+                         "inductor_s": cost.get("inductor_forward_s", 0.0) + cost.get("inductor_backward_s", 0.0),
+                         "guards_s": cost.get("guards_s"), "rest_s": max(0.0, r["setup_s"] - compiling),
+                         "aot_cache": cache(cost, "aot_autograd"), "inductor_cache": cache(cost, "inductor")})
+        notes.append(f"{device}: commit {prov['commit'] or '?'}.")
+    if not rows:
+        return None
+    notes.append("Seconds of each mode's setup (harness/train/compile_cost.py): Dynamo tracing the model, AOTAutograd "
+                 "(the joint forward-backward graph), Inductor compiling forward and backward, Dynamo's guards; rest: "
+                 "the warm-up steps and a CUDA graph's capture. Caches: graphs served by AOTAutograd's and Inductor's "
+                 "caches on disk (a graph AOTAutograd's cache serves never reaches Inductor's); a mode timed after "
+                 "another at the same shape may find its compilation in the process already (no graphs).")
+    columns = (Column("device", "GPU"), Column("model", "model"), Column("batch", "clips", "int"),
+               Column("mode", "step"), Column("setup_s", "setup", "seconds"), Column("graphs", "graphs", "int"),
+               Column("tracing_s", "tracing", "seconds"), Column("aot_s", "AOTAutograd", "seconds"),
+               Column("inductor_s", "Inductor", "seconds"), Column("guards_s", "guards", "seconds"),
+               Column("rest_s", "rest", "seconds"), Column("aot_cache", "AOTAutograd cache hits"),
+               Column("inductor_cache", "Inductor cache hits"))
+    return Table("compile_cost", "Where compiling a step's graphs takes its time", columns, tuple(rows), tuple(notes))
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -439,7 +481,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     at_scale = [r for r in scaling if r.get("scale") == scale or r.get("fixed_per_gpu_batch")]
     recipes = {r.recipe for r in suite.runs}
     for extra in (setups, throughput_table(throughput, recipes), step_kernels_table(throughput, recipes),
-                  *scaling_tables(at_scale)):
+                  compile_cost_table(throughput, recipes), *scaling_tables(at_scale)):
         if extra is not None:
             tables.append(extra)
     by_id = {t.id: t for t in tables}
@@ -645,7 +687,7 @@ def _read_scaling(record: Mapping[str, Any]) -> None:
 
 def _read_throughput(record: Mapping[str, Any]) -> None:
     recipes = {r.get("recipe") for r in record.get("rows", []) if isinstance(r, dict)}
-    throughput_table([record], recipes), step_kernels_table([record], recipes)
+    throughput_table([record], recipes), step_kernels_table([record], recipes), compile_cost_table([record], recipes)
 
 
 def _readable(paths: Iterable[Path], root: Path, read: Callable[[Mapping[str, Any]], None],

@@ -293,9 +293,11 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     if spec.train.train_eval_videos:
         final.update(_train_scores(spec, net, multilabel, prepare, autocast, info, state, bad, train_set.min_frames))
     state.evals.append(final)
+    compile_cost = step.compile_cost
     attempt = {
         # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
-        "step": {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations},
+        "step": {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations,
+                 **({"compile": compile_cost} if compile_cost is not None else {})},
         "outside_steps": {**outside, "total_s": time.perf_counter() - started},
         # Where this attempt began: a resumed run's train time also holds earlier attempts' steps (checkpointed
         # meter).

@@ -21,7 +21,9 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
 - ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
   each at paper scale, which a multi-day run amortises and a proxy run does not). Its caches (Inductor's
   compiled graphs and kernels) live beside the harness's data rather than in a temporary folder, so a later run
-  or process at the same shapes loads them instead of compiling again (`compile_cache_dir`).
+  or process at the same shapes loads them instead of compiling again (`compile_cache_dir`). Where a compiled
+  step's compile time went (tracing, AOTAutograd, Inductor, cache hits) is its `compile_cost`, which the trainer's
+  record and `harness throughput` keep.
 - ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled
   during the capture's warm-up runs). Compiling alone fuses the step's kernels (an H100 at 8 clips of 32×224²:
   SlowFast's kernels take 45 instead of 68 ms a step) but launches them from Python, so the GPU idled a third
@@ -50,6 +52,7 @@ from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
 from harness.reproduce import data_home
 from harness.spec import GRAPHED_STEP_MODES, STEP_MODES, SpecError
+from harness.train.compile_cost import CompileCostMeter
 from harness.train.distributed import DistInfo, agree
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
@@ -71,6 +74,11 @@ class EagerStep:
     def specialisations(self) -> int:
         """How many shapes got their own graph or compilation."""
         return 0
+
+    @property
+    def compile_cost(self) -> dict[str, Any] | None:
+        """Where the step's compile time went (harness.train.compile_cost); None for a step that compiles nothing."""
+        return None
 
     def release(self) -> None:
         """Free what the step keeps on the device for later steps (its graphs). Call it before the process group
@@ -195,13 +203,24 @@ def compile_cache_dir() -> str:
     return os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(data_home() / "torch-compile"))
 
 
-class CompiledStep(EagerStep):
+class _CompileCosted:
+    """A compiled step's compile stages and cache hits, from its making on (CompileCostMeter)."""
+
+    compile_meter: CompileCostMeter
+
+    @property
+    def compile_cost(self) -> dict[str, Any]:
+        return self.compile_meter.cost()
+
+
+class CompiledStep(_CompileCosted, EagerStep):
     """Forward + backward through ``torch.compile`` (one specialisation per shape)."""
 
     mode = "compile"
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
                  device: torch.device, shapes: int = 8) -> None:
+        self.compile_meter = CompileCostMeter()
         super().__init__(compiled(net, shapes), optimizer, loss_fn, bf16, device)
         self.seen: set[StepKey] = set()
 
@@ -223,7 +242,7 @@ class CompiledStep(EagerStep):
         return loss
 
 
-class CompiledGraphedStep(GraphedStep):
+class CompiledGraphedStep(_CompileCosted, GraphedStep):
     """The compiled forward + backward (CompiledStep's) captured into a CUDA graph per step key (GraphedStep's);
     each shape compiles in the capture's warm-up runs, which setup_s counts."""
 
@@ -232,6 +251,7 @@ class CompiledGraphedStep(GraphedStep):
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
                  device: torch.device, shapes: int = 8) -> None:
         require_step_device(self.mode, device)
+        self.compile_meter = CompileCostMeter()
         super().__init__(compiled(net, shapes), optimizer, loss_fn, bf16, device)
 
 

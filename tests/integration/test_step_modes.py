@@ -40,6 +40,10 @@ def _train(mode: str, steps: int, shapes=SHAPES) -> tuple[list[float], dict[str,
         losses.append(runner(clips, labels, (t, s, batch, splits, 1)).item())
         optimizer.step()
     assert runner.specialisations == (0 if mode == "eager" else len(set(shapes)))
+    cost = runner.compile_cost  # where the compiled modes' setup time went: the trainer's record keeps it
+    assert (cost is None) == (mode in ("eager", "cuda_graphs"))
+    if cost is not None:
+        assert cost["graphs"] >= 1 and 0 < cost["compile_s"] + cost["inductor_backward_s"] <= runner.setup_s
     runner.release()  # as the trainer does before writing its record, which still counts the graphs
     assert runner.specialisations == (0 if mode == "eager" else len(set(shapes)))
     return losses, {k: v.detach().float().clone() for k, v in model.state_dict().items()}
@@ -264,3 +268,23 @@ def test_profile_refuses_graphed_steps_on_the_cpu_before_timing(mode, capsys):
     assert main(["profile", "--suite", "smoke", "--scale", "smoke", "--step", mode, "--device", "cpu"]) != 0
     err = capsys.readouterr().err
     assert f"train.step={mode}" in err and "Use train.step=eager" in err and "timing" not in err
+
+
+def test_a_compiled_step_keeps_where_its_compile_time_went(tmp_path, monkeypatch, capsys):
+    """On the CPU (Inductor's C++ backend), a tiny model: the compiled step's record of its compilation, as
+    `harness throughput` and the trainer's record keep it."""
+    from harness.cli_measure import _print_compile_cost
+    from harness.measure.throughput import time_mode
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Conv3d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool3d(1),
+                                torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    clips, labels = torch.randn(2, 3, 4, 8, 8), torch.tensor([0, 1])
+    _, setup_s, _, cost = time_mode("compile", model, optimizer, clips, labels, False, warmup=1, repeats=1)
+    assert cost["graphs"] == 1 and cost["inductor_cache_misses"] >= 2  # forward and backward, compiled afresh
+    assert 0 < cost["tracing_s"] < cost["compile_s"] and 0 < cost["compile_s"] + cost["inductor_backward_s"] <= setup_s
+    assert time_mode("plain", model, optimizer, clips, labels, False, warmup=1, repeats=1)[3] is None
+    _print_compile_cost({"model": "tiny", "batch": 2, "mode": "compile", "setup_s": setup_s, "compile": cost})
+    assert "1 graph(s): tracing" in capsys.readouterr().out

@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli_report
 from harness.report import build_report, load_paper_rows, load_suite_def
-from harness.report.build import scaling_table, scaling_tables, step_kernels_table, throughput_table
+from harness.report.build import compile_cost_table, scaling_table, scaling_tables, step_kernels_table, throughput_table
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
@@ -239,6 +239,24 @@ def test_step_kernels_table_shows_where_each_profiled_steps_time_goes():
     assert only["largest"] == "welford_reduce (17%)" and round(only["busy"], 3) == 0.985
     unprofiled = {"rows": [row("k400_slowfast_r50_8x8", "eager", None)]}
     assert step_kernels_table([unprofiled], {"k400_slowfast_r50_8x8"}) is None
+
+
+def test_compile_cost_table_splits_each_compiled_modes_setup_into_its_stages():
+    cost = {"compile_s": 30.0, "tracing_s": 6.0, "guards_s": 1.0, "aot_autograd_s": 8.0, "inductor_forward_s": 15.0,
+            "inductor_backward_s": 20.0, "graphs": 2, "inductor_cache_hits": 0, "inductor_cache_misses": 4,
+            "aot_autograd_cache_hits": 2, "aot_autograd_cache_misses": 0}
+    row = {"recipe": "a", "model": "slowfast_r50_8x8", "t": 32, "s": 224, "batch": 8, "ms_per_step": 48.0,
+           "setup_s": 56.5}
+    record = {"device": "cpu", "rows": [{**row, "mode": "plain", "setup_s": 0.0, "compile": None},
+                                        {**row, "mode": "compile_graphs", "compile": cost}]}
+    table = compile_cost_table([record], {"a"})
+    assert [r["mode"] for r in table.rows] == ["compile_graphs"]
+    only = table.rows[0]
+    assert (only["inductor_s"], only["rest_s"], only["graphs"]) == (35.0, 6.5, 2)
+    assert (only["aot_cache"], only["inductor_cache"]) == ("2 of 2", "0 of 4")
+    assert compile_cost_table([record], {"b"}) is None
+    uncompiled = {"rows": [{**row, "mode": "cuda_graphs"}]}  # records from before the breakdown was kept
+    assert compile_cost_table([uncompiled], {"a"}) is None
 
 
 def test_throughput_table_keeps_the_suites_recipes_and_compares_each_mode_with_eager():
