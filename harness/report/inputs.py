@@ -74,11 +74,14 @@ def _world(record: Mapping[str, Any]) -> int:
 
 def record_setup(record: Mapping[str, Any]) -> str:
     """How a record's run executed, beyond its scale: processes, step mode and, where not the default, how
-    sub-batch BN computed its groups (timings differ between them)."""
+    sub-batch BN computed its groups and plain BN's kernels (timings differ between them)."""
     world = _world(record)
     step = str((record.get("step") or {}).get("mode") or "eager")
-    impl = (((record.get("spec") or {}).get("train") or {}).get("sub_batch_bn")) or "auto"
-    return f"{world} GPU{'s' if world > 1 else ''}, {step} steps" + ("" if impl == "auto" else f", sub-batch BN {impl}")
+    train = (record.get("spec") or {}).get("train") or {}
+    impl, plain = train.get("sub_batch_bn") or "auto", train.get("plain_bn_impl") or "cudnn"
+    setup = f"{world} GPU{'s' if world > 1 else ''}, {step} steps"
+    setup += "" if impl == "auto" else f", sub-batch BN {impl}"
+    return setup + ("" if plain == "cudnn" else f", plain BN {plain}")
 
 
 def _usable(suite: SuiteDef, records: Iterable[Mapping[str, Any]], notes: list[str]) -> list[Mapping[str, Any]]:

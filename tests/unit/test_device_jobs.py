@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import compose
-from harness.suite import load_suite
+from harness.suite import load_scale, load_suite, resolve_suite
 
 JOBS = sorted((Path(__file__).resolve().parents[2] / "tools" / "device").glob("*.jobs"))
 
@@ -18,7 +17,9 @@ def test_every_job_names_a_suite_variant_and_seed(jobs):
     for suite, seed, variant, *overrides in lines:
         assert variant in {run.variant for run in load_suite(suite).runs}, (jobs.name, suite, variant)
         assert int(seed) >= 0
-        compose(overrides)  # raises SpecError naming a bad key or value
+        if overrides:  # resolved at the proxy scale as reproduce resolves them: raises SpecError naming a bad one
+            runs = resolve_suite(load_suite(suite), load_scale("proxy"), overrides, data_root="/nonexistent")
+            assert next(r for r in runs if r.run.variant == variant).spec is not None, (jobs.name, variant)
     assert len({tuple(line) for line in lines}) == len(lines), "a job listed twice"
 
 

@@ -222,6 +222,13 @@ def test_records_of_another_setup_are_not_mixed_in():
     assert chosen["multigrid"]["seeds"]["n"] == 1 and chosen["multigrid"]["spec"]["train"]["sub_batch_bn"] == "auto"
     assert "1 record(s) run with 1 GPU, eager steps, sub-batch BN triton are compared in the setups table" in \
         " ".join(notes)
+    # So does plain BN through other kernels.
+    triton_plain = copy.deepcopy(make_record("multigrid", date="2026-01-05T00:00:00+00:00"))
+    triton_plain["spec"]["train"]["plain_bn_impl"] = "triton"
+    _, chosen, notes = select_records(SUITE, [one_gpu, one_gpu_mg, triton_plain])
+    assert chosen["multigrid"]["spec"]["train"].get("plain_bn_impl", "cudnn") == "cudnn"
+    assert "1 record(s) run with 1 GPU, eager steps, plain BN triton are compared in the setups table" in \
+        " ".join(notes)
 
 
 def test_setups_table_compares_each_run_across_setups():
