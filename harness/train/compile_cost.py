@@ -41,10 +41,11 @@ def _totals() -> dict[str, float]:
     try:
         from torch._dynamo import utils
         timers, counters = utils.compilation_time_metrics, utils.counters
-    except (ImportError, AttributeError):  # a PyTorch without these internals: nothing to break down
-        return {}
-    totals: dict[str, float] = {stage: float(sum(timers.get(name, ()))) for stage, name in _TIMERS.items()}
-    totals.update({count: float(counters.get(group, {}).get(name, 0)) for count, (group, name) in _COUNTERS.items()})
+        totals = {stage: float(sum(timers.get(name, ()))) for stage, name in _TIMERS.items()}
+        totals.update({count: float(counters.get(group, {}).get(name, 0))
+                       for count, (group, name) in _COUNTERS.items()})
+    except Exception:  # PyTorch without these internals, or of another shape: no breakdown, and
+        return {}  # never a run that fails writing its record
     return totals
 
 

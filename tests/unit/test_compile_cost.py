@@ -38,3 +38,12 @@ def test_inductor_stages_are_timed_and_a_second_compile_hits_the_caches(tmp_path
     assert again["graphs"] == 1 and again["tracing_s"] > 0
     assert again["aot_autograd_cache_hits"] + again["inductor_cache_hits"] >= 1
     assert again["inductor_cache_misses"] == 0
+
+
+def test_internals_of_another_shape_give_no_breakdown_and_no_error(monkeypatch):
+    from torch._dynamo import utils
+
+    monkeypatch.setattr(utils, "compilation_time_metrics", {"bytecode_tracing": None})
+    assert CompileCostMeter().cost() == {}
+    monkeypatch.delattr(utils, "compilation_time_metrics")
+    assert CompileCostMeter().cost() == {}
