@@ -6,7 +6,7 @@
 # different datasets side by side, under a lock per dataset). First call: profiles the shapes of every suite in the job
 # file (CUDA graphs) on the last GPU before it takes jobs (PROFILE=0 skips that where results/profile already holds
 # the same GPU's profile).
-# Records come back in converged.tgz (results folder layout).
+# Records come back in converged.tgz (results folder layout), and each as soon as it is written in $OUT/done/.
 source tools/device/_setup.sh "$1"
 budget=${2:-585}  # seconds from the clock's start (about 2 s into a call) to the last run's end; the tarball takes ~1 s
 res=/root/res; mkdir -p $res/profile $res/claims
@@ -49,6 +49,12 @@ reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further 
 # reproduce does) rather than by a harness start per line as a worker would (`--prepare-only` says "recorded
 # already"): at a call's start every line fits its time, and those starts took a call a minute or two. Lines with
 # overrides are still checked by the harness itself.
+keep_new_records() {  # each record written since the call began, also as a loose file under $OUT/done/ (results
+  # layout): the tarball is made at the end, and a call cut off before it would lose the runs it finished
+  (cd $res && find . -name claims -prune -o -name '*.json' -newer $call_start -print | while read -r f; do
+    mkdir -p "$OUT/done/$(dirname "$f")" && cp -n "$f" "$OUT/done/$f"; done)
+}
+call_start=/root/call_start; touch $call_start
 recorded=/root/recorded.txt
 python3 tools/device/recorded_jobs.py "$jobs" $res > $recorded || : > $recorded  # else every line is asked
 el "$(wc -l < $recorded) job lines recorded already"
@@ -71,6 +77,7 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     [ "$(left $budget)" -lt 20 ] && break
     reproduce_job $1 $suite $seed $variant "$overrides"
     el "gpu $1: $suite $variant seed $seed $overrides exit $?"
+    keep_new_records
   done < "$jobs"
 }
 gpus=(${GPUS:-$(seq 0 $((ngpu - 1)))})  # GPUS="1 2": only those, e.g. beside a measurement on GPU 0
