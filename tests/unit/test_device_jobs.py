@@ -1,6 +1,7 @@
 """The GPU job lists of tools/device name runs that exist, with settings that compose: a typo would leave a run
 untrained on a lent machine."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,13 @@ def test_recorded_jobs_names_the_recorded_lines_only(tmp_path):
                     "kinetics_generalization 1 t16_multigrid train.eval_clips=1\n")  # overrides: the harness checks
     assert recorded_lines(jobs, root / "results") == [("kinetics_generalization", 1, "t16_baseline"),
                                                       ("kinetics_generalization", 0, "imagenet_multigrid")]
+
+
+SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "tools" / "device").glob("*.sh"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
+def test_every_device_script_parses(script):
+    """A syntax error would cost a lent machine's call before the script says anything."""
+    result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
