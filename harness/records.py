@@ -40,7 +40,8 @@ class RunRecord(Record):
 
     Versions: 1, the first records; 2, records that may carry final.train_top1/train_videos, same_run_as,
     resumed_from_iteration and outside_steps (fields added while version 1 was written, so optional in both);
-    3, commit, date, versions and hardware moved from the top level into `provenance`."""
+    3, commit, date, versions and hardware moved from the top level into `provenance`; records of compiled steps
+    may carry step.compile (harness.train.compile_cost), added while version 3 was written, so optional."""
 
     VERSION: ClassVar[int] = 3
     run_id: str  # hash of the resolved spec without output and logging settings
@@ -110,7 +111,8 @@ class PlanProfileRecord(Record):
 @dataclass(kw_only=True)
 class ThroughputRecord(Record):
     """Training-step time at each recipe's baseline shape, plain loop vs the trainer's step modes
-    (`harness throughput`): results/throughput/*.json."""
+    (`harness throughput`): results/throughput/*.json. Rows' optional fields (`kernels`, `compile`,
+    `pad_stem_channels`, `plain_bn_impl`) came while version 2 was written; readers take them with defaults."""
 
     VERSION: ClassVar[int] = 2
     device: str
