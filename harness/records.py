@@ -111,8 +111,8 @@ class PlanProfileRecord(Record):
 @dataclass(kw_only=True)
 class ThroughputRecord(Record):
     """Training-step time at each recipe's baseline shape, plain loop vs the trainer's step modes
-    (`harness throughput`): results/throughput/*.json. Rows' optional fields (`kernels`, `compile`,
-    `pad_stem_channels`, `plain_bn_impl`) came while version 2 was written; readers take them with defaults."""
+    (`harness throughput`): results/throughput/*.json. Some rows' fields are optional (`kernels`, `compile`,
+    `pad_stem_channels`, `plain_bn_impl`): readers take them with defaults."""
 
     VERSION: ClassVar[int] = 2
     device: str
