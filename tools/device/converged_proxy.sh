@@ -45,16 +45,16 @@ reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further 
     --results $res --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > $res/job$gpu.log 2>&1
   rc=$?; cat $res/job$gpu.log >> $res/worker$gpu.log; return $rc
 }
-# The job lines recorded already, asked in one process (tools/device/recorded_jobs.py, which resolves the runs as
-# reproduce does) rather than by a harness start per line as a worker would (`--prepare-only` says "recorded
-# already"): at a call's start every line fits its time, and those starts took a call a minute or two. Lines with
-# overrides are still checked by the harness itself.
 keep_new_records() {  # each record written since the call began, also as a loose file under $OUT/done/ (results
   # layout): the tarball is made at the end, and a call cut off before it would lose the runs it finished
   (cd $res && find . -name claims -prune -o -name '*.json' -newer $call_start -print | while read -r f; do
     mkdir -p "$OUT/done/$(dirname "$f")" && cp -n "$f" "$OUT/done/$f"; done)
 }
 call_start=/root/call_start; touch $call_start
+# The job lines recorded already, asked in one process (tools/device/recorded_jobs.py, which resolves the runs as
+# reproduce does) rather than by a harness start per line as a worker would (`--prepare-only` says "recorded
+# already"): at a call's start every line fits its time, and those starts took a call a minute or two. Lines with
+# overrides are still checked by the harness itself.
 recorded=/root/recorded.txt
 python3 tools/device/recorded_jobs.py "$jobs" $res > $recorded || : > $recorded  # else every line is asked
 el "$(wc -l < $recorded) job lines recorded already"
