@@ -426,3 +426,17 @@ def test_paper_order_sentence_holds_a_tie_of_the_paper_to_the_same_noise():
     assert "speedup holds: 1 of 1 pairs of rows in the paper's order" in lost
     kept = paper_order_sentence(table(73.3))
     assert kept.startswith("Table 4: top-1 holds: 1 of the 1 pair(s) the paper ties within 0.5 points here")
+
+
+def test_the_readme_copies_the_committed_overview_table():
+    """The README's results section reproduces reports/overview.md's table (the one `harness report` wrote last):
+    a report rendered again must be copied there too, or the README states numbers the records no longer give."""
+    root = Path(__file__).resolve().parents[2]
+
+    overview = [line for line in (root / "reports" / "overview.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("|")]
+    readme = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    assert overview and overview[0] in readme, "README.md lacks the overview table's header"
+    start = readme.index(overview[0])
+    assert readme[start:start + len(overview) + 1] == [*overview, ""], \
+        "copy reports/overview.md's table into README.md"
