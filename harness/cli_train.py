@@ -69,12 +69,12 @@ def scaled_overrides(overrides: Sequence[str],
 def _require_output_dir(overrides: Sequence[str]) -> None:
     """Refuse a missing or unwritable output_dir before a scale's synthetic data is generated (minutes at proxy
     scale) rather than after; train() checks the composed value again."""
-    from harness.io import require_writable_dir
+    from harness.results import require_output_dir
 
     given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "output_dir"]
     if not given or not given[-1]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
-    require_writable_dir(Path(given[-1]), "output_dir")
+    require_output_dir(Path(given[-1]))
 
 
 def _require_known_suite_run(overrides: Sequence[str]) -> None:

@@ -90,14 +90,15 @@ def require_writable_dir(path: Path, key: str, fix: str | None = None) -> Path:
     return path
 
 
-def require_writable_file(path: Path, key: str) -> Path:
+def require_writable_file(path: Path, key: str, fix: str | None = None) -> Path:
     """SpecError naming `key` before any work where file `path` could not be written at the end of it: a folder
-    stands there, or its folder cannot be created or written."""
+    stands there, or its folder cannot be created or written. `fix` (default: give `key` another file) is for a
+    file that `key` names only by its folder."""
     from harness.spec import SpecError
 
     path = Path(path)
     if path.is_dir():
-        raise SpecError(f"'{key}' {str(path)!r} is a folder; give the path of the file to write in it, e.g. "
-                        f"{path / 'record.json'}.")
-    require_writable_dir(path.parent, key, f"Give {key} a file in a folder you can create and write.")
+        raise SpecError(f"'{key}' {str(path)!r} is a folder; "
+                        + (fix or f"give the path of the file to write in it, e.g. {path / 'record.json'}."))
+    require_writable_dir(path.parent, key, fix or f"Give {key} a file in a folder you can create and write.")
     return path

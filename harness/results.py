@@ -8,7 +8,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.io import aside_path, write_json_atomic
+from harness.io import aside_path, require_writable_dir, require_writable_file, write_json_atomic
 from harness.records import read_run_record
 from harness.spec import RunSpec, SpecError, spec_from_dict
 
@@ -88,6 +88,19 @@ def record_path(spec: RunSpec, root: Path | None = None) -> Path:
     root = root or results_root()
     name = f"{spec.variant or 'run'}__{spec.recipe or 'recipe'}__{run_id(spec)}.json"
     return root / (spec.suite or "adhoc") / spec.scale / name
+
+
+def require_output_dir(output_dir: Path) -> Path:
+    """SpecError before any work unless a run can write in `output_dir` its checkpoints/ folder and record.json:
+    a file named checkpoints or a folder named record.json there would otherwise end the run in a traceback at
+    its first checkpoint or, worse, after the last step, with the record of the whole run unwritten."""
+    out = require_writable_dir(Path(output_dir), "output_dir")
+    move = "move it away or set output_dir to another folder."
+    checkpoints = out / "checkpoints"
+    if checkpoints.exists() or checkpoints.is_symlink():  # one not there yet is made with the first checkpoint
+        require_writable_dir(checkpoints, "output_dir", f"It is the run's checkpoint folder: {move}")
+    require_writable_file(out / "record.json", "output_dir", f"the run writes its record to that file: {move}")
+    return out
 
 
 def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, results: Path | None = None) -> list[Path]:

@@ -64,6 +64,30 @@ def test_train_refuses_its_output_dir_before_generating_the_scales_data(monkeypa
     assert calls == []  # no synthetic data generated for a run that cannot write its results
 
 
+@pytest.mark.parametrize(("in_the_way", "message"), [
+    ("checkpoints", "checkpoints' is not a writable folder (File exists). It is the run's checkpoint folder"),
+    ("record.json", "record.json' is a folder; the run writes its record to that file: move it away"),
+])
+def test_train_refuses_what_stands_where_it_writes_its_checkpoints_or_record(monkeypatch, capsys, tmp_path,
+                                                                            in_the_way, message):
+    """A file named checkpoints would end the run at its first checkpoint, a folder named record.json after its
+    last step with nothing recorded: both are named before any data is generated."""
+    import harness.reproduce
+
+    calls: list = []
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    out = tmp_path / "out"
+    out.mkdir()
+    if in_the_way == "record.json":
+        (out / in_the_way).mkdir()
+    else:
+        (out / in_the_way).write_text("not a folder")
+    assert main(["train", "scale=smoke", f"output_dir={out}"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(out / in_the_way) in err and "Traceback" not in err
+    assert calls == []
+
+
 def test_ctrl_c_during_training_says_how_to_resume_without_a_traceback(monkeypatch, tmp_path, capsys):
     import harness.reproduce
     import harness.train.loop
