@@ -24,3 +24,11 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
 
 COUNT = int_at_least(1)  # repeats, clips, frames, pixels, channels, groups
 NON_NEGATIVE = int_at_least(0)  # warm-up steps, padding channels, kernels to list
+
+
+def path(text: str) -> str:
+    """The type of a flag that names a file or folder. An empty value (`--out "$DIR"` with DIR unset) is refused:
+    read as a path it is the current folder, where the command would write a dataset or a report unasked."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a file or folder, got an empty value (an unset shell variable?)")
+    return text

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.cli_args import COUNT, NON_NEGATIVE
+from harness.cli_args import COUNT, NON_NEGATIVE, path
 from harness.spec import SpecError
 
 
@@ -279,7 +279,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     synth = sub.add_parser("synth", help="write synthetic videos and Kinetics-, SSv2- or Charades-style annotations",
                            description="Classes need appearance and motion; deterministic from --seed; re-running "
                                        "skips finished videos. Flags override the preset.")
-    synth.add_argument("--out", required=True, help="output folder (becomes data.root)")
+    synth.add_argument("--out", required=True, type=path, help="output folder (becomes data.root)")
     synth.add_argument("--preset", default="smoke", help="smoke (CPU, seconds), proxy (~10k clips, 128×170, 64 "
                                                          "frames), kinetics-like (256×340, 10 s at 30 fps)")
     synth.add_argument("--classes", type=int)
@@ -316,7 +316,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                        "mapped by the loader: no decoding while training). Unusable videos are "
                                        "recorded as bad. Resumes an interrupted build. Example: harness data cache "
                                        "data.name=synthetic data.root=/data/synth --out /scratch/synth-cache")
-    cache.add_argument("--out", required=True, help="cache folder (becomes data.cache); replaced if it is a cache")
+    cache.add_argument("--out", required=True, type=path,
+                       help="cache folder (becomes data.cache); replaced if it is a cache")
     cache.add_argument("--short-side", type=int, help="downscale frames so the short side is at most N pixels "
                                                       "(default: as decoded; keep N >= data.jitter's maximum)")
     cache.add_argument("--workers", type=COUNT, default=os.cpu_count() or 1,
@@ -333,7 +334,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                          "annotation files, so data.root=OUT reads it. Unusable videos are skipped "
                                          "and listed. Resumes an interrupted run. Example: harness data prepare "
                                          "data.name=kinetics data.root=/data/k400 --out /scratch/k400-prepared")
-    prepare.add_argument("--out", required=True, help="the prepared copy's folder (new or empty, or a copy to resume)")
+    prepare.add_argument("--out", required=True, type=path,
+                         help="the prepared copy's folder (new or empty, or a copy to resume)")
     prepare.add_argument("--short-side", type=NON_NEGATIVE, help="scale videos down so the short side is at most N "
                                                         "(default: the larger of data.jitter's maximum and "
                                                         "data.crop_size; 0 keeps the source size)")
@@ -376,17 +378,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="time each loader path's stream of batches for at least S seconds, and at least one "
                             "batch of each of its clips (default 3: a fast path delivers 360 clips in a fraction of "
                             "a second); 0: those clips once")
-    bench.add_argument("--low-res", action="append", metavar="DIR",
+    bench.add_argument("--low-res", action="append", type=path, metavar="DIR",
                        help="with --prepared: also measure the prepared copy with this copy at a smaller short side "
                             "(harness data prepare --short-side N; repeatable), as data.low_res_copies reads them "
                             "(path pyav_prepared_low_res)")
-    bench.add_argument("--cache", help="also measure reading clips from this frame cache (harness data cache); "
-                                       "default: data.cache")
-    bench.add_argument("--prepared", help="also measure the loader on this copy of the videos made by "
-                                          "`harness data prepare`")
-    bench.add_argument("--consumer", help="a `harness profile --out` record of the same recipe on the training GPU: "
-                                          "adds what the trainer consumes per shape (consumer_clips_per_s)")
-    bench.add_argument("--out", help="write the JSON record here")
+    bench.add_argument("--cache", type=path, help="also measure reading clips from this frame cache (harness data "
+                                                  "cache); default: data.cache")
+    bench.add_argument("--prepared", type=path, help="also measure the loader on this copy of the videos made by "
+                                                     "`harness data prepare`")
+    bench.add_argument("--consumer", type=path, help="a `harness profile --out` record of the same recipe on the "
+                                                     "training GPU: adds what the trainer consumes per shape "
+                                                     "(consumer_clips_per_s)")
+    bench.add_argument("--out", type=path, help="write the JSON record here")
     bench.add_argument("--json", action="store_true", help="print the JSON record instead of a table")
     bench.add_argument("overrides", nargs="*", help="key=value overrides")
     bench.set_defaults(func=cmd_bench)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from harness.cli_args import COUNT, NON_NEGATIVE
+from harness.cli_args import COUNT, NON_NEGATIVE, path
 from harness.spec import SUB_BATCH_BN, SpecError
 
 
@@ -139,7 +139,7 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
                               "cost there")
     profile.add_argument("--repeats", type=COUNT, default=10)
     profile.add_argument("--warmup", type=NON_NEGATIVE, default=3)
-    profile.add_argument("--out", default=None, help="write the record (JSON) here")
+    profile.add_argument("--out", default=None, type=path, help="write the record (JSON) here")
     profile.add_argument("--json", action="store_true")
     profile.add_argument("overrides", nargs="*")
     profile.set_defaults(func=cmd_profile)
@@ -237,7 +237,7 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kernels", type=NON_NEGATIVE, default=0, metavar="N",
                    help="also profile a few steps of each mode and keep its N largest kernels, time per kernel "
                         "group and how busy the GPU is during the step: where the step's time goes")
-    p.add_argument("--out", default=None, help="write the record (JSON) here")
+    p.add_argument("--out", default=None, type=path, help="write the record (JSON) here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_throughput)
 
@@ -286,7 +286,7 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
                         "scaling, as the paper's recipes train); default: the scale's global batch, shared")
     p.add_argument("--sub-batch-bn", default=None, metavar="IMPL",
                    help="train.sub_batch_bn of the timed runs (auto, blocks, interleaved, fused, compiled, triton)")
-    p.add_argument("--out", default=None)
+    p.add_argument("--out", default=None, type=path)
     p.set_defaults(func=cmd_scaling)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.cli_args import COUNT
+from harness.cli_args import COUNT, path
 
 
 def cmd_models_list(args: argparse.Namespace) -> int:
@@ -152,7 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "slow pathway) with a JSON sidecar saying what it was trained on. Nothing is downloaded: these "
                     "are not ImageNet weights. scale=smoke|proxy trains on that scale's synthetic videos at its "
                     "model width (1/16 at smoke scale, so that the weights fit its narrowed video models).")
-    pre.add_argument("--out", required=True, help="the weights file to write (the sidecar is OUT.json)")
+    pre.add_argument("--out", required=True, type=path, help="the weights file to write (the sidecar is OUT.json)")
     pre.add_argument("--iterations", type=int, default=200, help="SGD steps (default 200)")
     pre.add_argument("--batch", type=int, default=32, help="frames per step (default 32)")
     pre.add_argument("--size", type=int, default=None, help="frame crop in pixels (default: the run's data.crop_size)")

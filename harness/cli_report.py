@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from harness.cli_args import COUNT, path
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -51,13 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "results/SUITE/; also tables.csv and tables.md, and reports/index.html linking every report.")
     parser.add_argument("--suite", action="append", required=True, metavar="NAME",
                         help="suite name (repeatable; 'all' for every suite)")
-    parser.add_argument("--results", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--results", type=path, default=None, metavar="DIR",
                         help="folder of run records (default: results/ of this checkout)")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--out", type=path, default=None, metavar="DIR",
                         help="folder of reports (default: reports/ of this checkout)")
     parser.add_argument("--scale", choices=("smoke", "proxy", "paper"), default=None,
                         help="report the records of this scale (default: the scale of the newest record)")
-    parser.add_argument("--gpus", type=int, default=None, metavar="N",
+    parser.add_argument("--gpus", type=COUNT, default=None, metavar="N",
                         help="tables of the runs made on N GPUs (default: the setup with the most runs; records "
                              "of other setups still appear in the setups table)")
     parser.add_argument("--force", action="store_true",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cli_args import path
+
 # Keys that reproduce sets for each run itself; an override of one would be overruled or would mislabel the run.
 _SET_BY_REPRODUCE = {"scale": "give the scale as --scale NAME", "suite": "give the suite as --suite NAME",
                      "variant": "pick runs with --only VARIANT", "output_dir": "each run's is outputs/SUITE/",
@@ -57,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--suite", default="kinetics_ablation")
     rep.add_argument("--scale", default=None, help="smoke | proxy | paper (default: proxy with a GPU, else smoke)")
     rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
-    rep.add_argument("--results", default=None, help="results folder (default: results/ of this checkout)")
+    rep.add_argument("--results", default=None, type=path, help="results folder (default: results/ of this checkout)")
     rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
                      help="run only these variants, in this order (the report still shows every record)")
     rep.add_argument("--seeds", nargs="+", type=int, default=None, metavar="N",

@@ -1,4 +1,5 @@
-"""Counts and sizes out of range on the measurement and model commands' flags are named before any work."""
+"""Counts and sizes out of range on the measurement and model commands' flags, and empty paths, are named before
+any work."""
 
 import json
 
@@ -38,6 +39,7 @@ from harness.cli import main
     (["data", "prepare", "--out", "p", "--keyframe-interval", "0"], "argument --keyframe-interval: must be >= 1"),
     (["data", "prepare", "--out", "p", "--frame-step", "0"], "argument --frame-step: must be >= 1, got 0"),
     (["data", "prepare", "--out", "p", "--short-side", "-4"], "argument --short-side: must be >= 0, got -4"),
+    (["report", "--suite", "smoke", "--gpus", "0"], "argument --gpus: must be >= 1, got 0"),
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
     try:
@@ -46,6 +48,30 @@ def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
         code = exit.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["data", "synth", "--out", ""],
+    ["data", "cache", "--out", "", "data.name=synthetic", "data.root=."],
+    ["data", "prepare", "--out", " ", "data.name=synthetic", "data.root=."],
+    ["data", "bench", "--prepared", "", "data.name=synthetic", "data.root=."],
+    ["report", "--suite", "smoke", "--out", ""],
+    ["report", "--suite", "smoke", "--results", ""],
+    ["reproduce", "--suite", "smoke", "--results", "", "--dry-run"],
+    ["profile", "--out", "", "scale=smoke", "--repeats", "1", "--warmup", "0"],
+    ["models", "pretrain-2d", "--out", "", "scale=smoke", "--iterations", "1"],
+])
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(argv, capsys, tmp_path, monkeypatch):
+    """`--out "$DIR"` with DIR unset: read as a path, "" is the current folder, which would be written into."""
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse's own refusal
+        code = exit.code
+    err = capsys.readouterr().err
+    flag = argv[[a.strip() for a in argv].index("") - 1]
+    assert code == 2 and f"argument {flag}: must name a file or folder, got an empty value" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_flops_counts_at_the_smallest_crop_it_names(capsys):
