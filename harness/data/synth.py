@@ -154,6 +154,8 @@ def preset_config(preset: str = "smoke", **overrides: object) -> SynthConfig:
         raise SpecError(f"--hidden must be in [0, 1), got {cfg.hidden}.")
     if cfg.val_videos < 0:
         raise SpecError(f"--val-videos must be >= 0, got {cfg.val_videos}.")
+    if cfg.seed < 0:  # numpy's seed sequences take none: the first video would fail, after synth.json is written
+        raise SpecError(f"--seed must be >= 0, got {cfg.seed}.")
     if cfg.frames < 2:
         raise SpecError("--frames must be >= 2: a class is defined by motion.")
     if cfg.classes > max_classes(cfg.kind):

@@ -39,6 +39,7 @@ from harness.cli import main
     (["data", "prepare", "--out", "p", "--keyframe-interval", "0"], "argument --keyframe-interval: must be >= 1"),
     (["data", "prepare", "--out", "p", "--frame-step", "0"], "argument --frame-step: must be >= 1, got 0"),
     (["data", "prepare", "--out", "p", "--short-side", "-4"], "argument --short-side: must be >= 0, got -4"),
+    (["data", "synth", "--out", "s", "--seed", "-1"], "--seed must be >= 0, got -1"),  # numpy's error, data half made
     (["report", "--suite", "smoke", "--gpus", "0"], "argument --gpus: must be >= 1, got 0"),
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
