@@ -34,7 +34,7 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
         from harness.models.inflate import inflate_into, load_resnet50_state
 
         path = Path(model.pretrained)
-        inflate_into(net, load_resnet50_state(path))
+        inflate_into(net, load_resnet50_state(path), path)
     pad_stem_channels(net, model.pad_stem_channels)
     return net
 

@@ -152,14 +152,23 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
                         f"weights are read at the top level or under {', '.join(map(repr, WRAPPERS))}, with or "
                         f"without a prefix such as 'module.' or 'backbone.', in torchvision's or MMAction2's names; "
                         f"save the whole state dict ({HOW_TO_SAVE}).")
+    # NaN or infinite weights (saved by a training that diverged) would inflate into a model whose first steps
+    # diverge, which the trainer would report as the run's own divergence.
+    not_finite = [k for k in needed if not torch.isfinite(state[k]).all()]
+    if not_finite:
+        shown = ", ".join(not_finite[:5]) + (f" and {len(not_finite) - 5} more" if len(not_finite) > 5 else "")
+        raise SpecError(f"'model.pretrained': {path} holds weights that are not finite numbers (NaN or infinity) in "
+                        f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({shown}), as a training "
+                        f"that diverged saves them. Give the weights of a training that converged.")
     return state
 
 
 def _inflate_conv(conv: nn.Conv3d, weight2d: Tensor, where: str) -> None:
+    """Inflate `weight2d` into `conv`; ValueError (inflate_into names the file) where it does not fit."""
     out_c, in_c, kt = conv.weight.shape[0], conv.weight.shape[1], conv.weight.shape[2]
     if weight2d.shape[0] != out_c or weight2d.shape[1] > in_c or weight2d.shape[2:] != conv.weight.shape[3:]:
-        raise SpecError(f"Cannot inflate {where}: 2D weight {tuple(weight2d.shape)} does not fit 3D conv "
-                        f"{tuple(conv.weight.shape)} (inflation needs model.width=1.0).")
+        raise ValueError(f"{where}.weight is {tuple(weight2d.shape)}, which does not fit the model's 3D convolution "
+                         f"{tuple(conv.weight.shape)}")
     inflated = torch.zeros_like(conv.weight)
     inflated[:, : weight2d.shape[1]] = weight2d.unsqueeze(2).repeat(1, 1, kt, 1, 1) / kt
     with torch.no_grad():
@@ -167,9 +176,15 @@ def _inflate_conv(conv: nn.Conv3d, weight2d: Tensor, where: str) -> None:
 
 
 def _copy_bn(bn: nn.BatchNorm3d, state: dict[str, Tensor], prefix: str) -> None:
+    """Copy a 2D BN's parameters and statistics into `bn`; ValueError (inflate_into names the file) where one does
+    not fit."""
     with torch.no_grad():
         for name in ("weight", "bias", "running_mean", "running_var"):
-            getattr(bn, name).copy_(state[f"{prefix}.{name}"])
+            value, target = state[f"{prefix}.{name}"], getattr(bn, name)
+            if value.shape != target.shape:
+                raise ValueError(f"{prefix}.{name} is {tuple(value.shape)}, where the model's BN holds "
+                                 f"{tuple(target.shape)}")
+            target.copy_(value)
 
 
 def _inflate_stem(stem: Stem, state: dict[str, Tensor]) -> None:
@@ -186,8 +201,23 @@ def _inflate_block(block: Bottleneck, state: dict[str, Tensor], prefix: str) -> 
         _copy_bn(block.downsample[1], state, f"{prefix}.downsample.1")
 
 
-def inflate_into(model: nn.Module, state: dict[str, Tensor]) -> nn.Module:
-    """Load the inflated ResNet-50 into an I3D or into a SlowFast's slow pathway (in place)."""
+def _require_same_width(stem: Stem, state: dict[str, Tensor], path: Path | None) -> None:
+    """SpecError naming model.pretrained where the ResNet-50 in `state` is of another width than the model: then no
+    layer fits (torchvision's ImageNet weights for a model narrowed by scale=smoke, or a `harness models
+    pretrain-2d` stand-in trained at another scale)."""
+    have, want = state["conv1.weight"].shape[0], stem.conv1.weight.shape[0]
+    if have != want:
+        holds = f"{path} holds" if path is not None else "the weights hold"
+        full = 64  # a full-width ResNet-50's stem channels, which model.width scales
+        raise SpecError(f"'model.pretrained': {holds} a ResNet-50 with {have} stem channels, but the model's stem has "
+                        f"{want} (model.width scales the {full} of a full-width one): no layer fits. Give the weights "
+                        f"of a ResNet-50 of the model's width ('harness models pretrain-2d --out PATH' with this run's "
+                        f"scale= or model.width= trains one), or set model.width={have / full:g}.")
+
+
+def inflate_into(model: nn.Module, state: dict[str, Tensor], path: Path | None = None) -> nn.Module:
+    """Load the inflated ResNet-50 into an I3D or into a SlowFast's slow pathway (in place); `path`, the file it
+    came from, is named in errors."""
     from harness.models.i3d import I3D
     from harness.models.slowfast import SlowFast
 
@@ -198,9 +228,15 @@ def inflate_into(model: nn.Module, state: dict[str, Tensor]) -> nn.Module:
     else:
         raise SpecError(f"'model.pretrained' inflation supports the i3d_* and slowfast_* models, "
                         f"not {type(model).__name__}.")
-    _inflate_stem(stem, state)
-    for layer, stage in enumerate(stages, start=1):
-        blocks = [m for m in stage if isinstance(m, Bottleneck)]  # skip non-local blocks
-        for j, block in enumerate(blocks):
-            _inflate_block(block, state, f"layer{layer}.{j}")
+    _require_same_width(stem, state, path)
+    try:
+        _inflate_stem(stem, state)
+        for layer, stage in enumerate(stages, start=1):
+            blocks = [m for m in stage if isinstance(m, Bottleneck)]  # skip non-local blocks
+            for j, block in enumerate(blocks):
+                _inflate_block(block, state, f"layer{layer}.{j}")
+    except ValueError as err:  # a layer of another shape: a ResNet-50 altered, or another network under its names
+        holds = f"{path} holds" if path is not None else "the weights hold"
+        raise SpecError(f"'model.pretrained': {holds} a layer of another shape than a torchvision ResNet-50's of the "
+                        f"model's width: {err}. Give a ResNet-50 state dict ({HOW_TO_SAVE}).") from None
     return model

@@ -15,8 +15,10 @@ import pytest
 import torch
 import torchvision
 
+from harness.models import build_model
 from harness.models.inflate import load_resnet50_state
-from harness.spec import SpecError
+from harness.models.resnet2d import backbone_state, resnet50_2d
+from harness.spec import ModelSpec, SpecError
 
 
 def _numbered_state(arch: str = "resnet50", module=torchvision.models) -> dict[str, torch.Tensor]:
@@ -147,3 +149,35 @@ def test_files_that_are_no_checkpoint_are_named_and_never_unpickled(tmp_path):
     assert "under 'state_dict', 'model', 'model_state', 'model_state_dict'" in unknown
     vit = error("vit.pth", obj={"patch_embed.proj.weight": torch.zeros(1), "cls_token": torch.zeros(1)})
     assert "it holds 2 other entries, such as patch_embed.proj.weight, cls_token" in vit
+
+
+def _narrow_resnet50(width: float) -> dict[str, torch.Tensor]:
+    torch.manual_seed(0)
+    return backbone_state(resnet50_2d(4, width))
+
+
+def _alter(key: str, value: torch.Tensor):
+    return lambda state: {**state, key: value}
+
+
+@pytest.mark.parametrize("width, alter, message", [
+    # torchvision's ImageNet weights into a model that scale=smoke narrows, or a stand-in of another scale
+    (0.25, None, "holds a ResNet-50 with 16 stem channels, but the model's stem has 4 (model.width scales the 64 of "
+                 "a full-width one): no layer fits. Give the weights of a ResNet-50 of the model's width ('harness "
+                 "models pretrain-2d --out PATH' with this run's scale= or model.width= trains one), or set "
+                 "model.width=0.25."),
+    (0.0625, _alter("conv1.weight", torch.zeros(4, 3, 3, 3)),
+     "holds a layer of another shape than a torchvision ResNet-50's of the model's width: conv1.weight is "
+     "(4, 3, 3, 3), which does not fit the model's 3D convolution (4, 3, 5, 7, 7)"),
+    (0.0625, _alter("layer2.0.bn1.running_var", torch.ones(7)),  # was a RuntimeError of copy_, with its traceback
+     "layer2.0.bn1.running_var is (7,), where the model's BN holds (8,)"),
+    (0.0625, _alter("layer1.0.conv2.weight", torch.full((4, 4, 3, 3), float("nan"))),  # saved by a diverged training
+     "holds weights that are not finite numbers (NaN or infinity) in 1 entry (layer1.0.conv2.weight)"),
+])
+def test_weights_that_do_not_fit_the_model_are_named_with_the_file_before_training(tmp_path, width, alter, message):
+    state = _narrow_resnet50(width)
+    path = tmp_path / "resnet50.pth"
+    torch.save(alter(state) if alter else state, path)
+    with pytest.raises(SpecError) as err:
+        build_model(ModelSpec(name="i3d_r50", width=0.0625, pretrained=str(path)), 4)
+    assert str(err.value).startswith(f"'model.pretrained': {path} ") and message in str(err.value)
