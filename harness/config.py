@@ -50,12 +50,13 @@ def _check_overrides(overrides: Sequence[str]) -> None:
 @functools.lru_cache(maxsize=64)
 def _recipe_tree(recipe: str) -> dict:
     """The config tree of one recipe as Hydra composes it (defaults, recipe file, its own defaults list)."""
+    import yaml
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.config_store import ConfigStore
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import DictConfig, OmegaConf, open_dict
 
     ConfigStore.instance().store(name="_defaults", node=RunSpec().to_dict())
     # Inside a Hydra app (python -m harness.launch) Hydra is initialised already: step aside, then restore it.
@@ -66,16 +67,50 @@ def _recipe_tree(recipe: str) -> dict:
             cfg = hydra_compose(config_name="config", overrides=[f"recipe={recipe}"])
     except HydraException as err:
         raise SpecError(f"Could not compose recipe '{recipe}': {err}") from err
+    except yaml.YAMLError as err:  # an edited config file: the parser's message names the file, line and column
+        raise SpecError(f"Could not compose recipe '{recipe}': a config file is not valid YAML: {err}") from None
+    except UnicodeDecodeError as err:  # saved by an editor in a legacy encoding
+        files = [suites_dir() / "config.yaml", suites_dir() / "recipe" / f"{recipe}.yaml"]
+        bad = next((f for f in files if not _is_utf8(f)), files[-1])
+        raise SpecError(f"Could not compose recipe '{recipe}': {bad} is not UTF-8 text ({err.reason} at byte "
+                        f"{err.start}); re-save it as UTF-8.") from None
     except OSError as err:  # a config file Hydra reads (config.yaml, the recipe, its defaults) the system refuses
+        if err.filename is None:  # Hydra's own OSError for a file that holds a single value, not keys
+            raise SpecError(f"Could not compose recipe '{recipe}': {err}. {suites_dir() / 'recipe' / f'{recipe}.yaml'} "
+                            f"must hold a mapping of keys (solver:, data:, ...).") from None
         raise SpecError(f"Could not compose recipe '{recipe}': {err.filename} {unreadable_reason(err.filename, err)}"
                         ) from None
     finally:
         if outer is not None:
             GlobalHydra.instance().clear()
             GlobalHydra.instance().initialize(outer)
+    path = suites_dir() / "recipe" / f"{recipe}.yaml"
+    if isinstance(cfg.get("recipe"), DictConfig):
+        # Hydra puts a config group's file under its group's key unless the file says otherwise.
+        raise SpecError(f"{path} lacks its first line '# @package _global_': without it its keys are read as "
+                        f"'recipe.solver', 'recipe.data', ... Add that line.")
+    if not isinstance(cfg.get("recipe"), str | None):
+        raise SpecError(f"{path} must hold a mapping of keys (solver:, data:, ...), got {cfg.get('recipe')}.")
     with open_dict(cfg):
         cfg["recipe"] = cfg.get("recipe") or recipe
-    return OmegaConf.to_container(cfg, resolve=False)
+    tree = OmegaConf.to_container(cfg, resolve=False)
+    # The defaults are RunSpec's own keys: an unknown one comes from the recipe file, which the message then names
+    # (the key alone would send the user looking through their overrides).
+    for key in [f"{k}.{sub}" if isinstance(v, dict) else k for k, v in tree.items()
+                for sub in (v if isinstance(v, dict) else [None])]:
+        try:
+            check_key(key)
+        except SpecError as err:
+            raise SpecError(f"{path}: {err}") from None
+    return tree
+
+
+def _is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def compose(overrides: Sequence[str] = ()) -> RunSpec:

@@ -24,6 +24,10 @@ RUN_KEYS = {"recipe", "overrides", "match_iterations_of", "requires", "paper", "
 SUITE_KEYS = {"description", "tables", "runs"}
 SCALE_KEYS = {"description", "frames_factor", "sampling_rate", "crop_factor", "max_epoch", "model_width", "num_gpus",
               "per_gpu_batch", "synthetic", "frame_cache", "train", "pretrain_2d"}
+# What a scale that shrinks the recipe sets, all of them (scale_overrides reads each): key -> the type of its value.
+# A scale with none of them (paper) runs the recipe as it is.
+RESCALING_KEYS = {"frames_factor": float, "crop_factor": float, "max_epoch": int, "model_width": float, "num_gpus": int,
+                  "per_gpu_batch": int}
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,36 @@ class SuiteDef:
                             f"{did_you_mean(unknown[0], names)} Its variants: {', '.join(names)}.")
 
 
-def suite_from_mapping(name: str, data: Mapping[str, Any]) -> SuiteDef:
-    """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml."""
+def _require_suite_shape(data: Mapping[str, Any], where: str) -> None:
+    """SpecError naming `where` (the suite's file) where the parsed YAML is not shaped as a suite: a file edited by
+    hand would otherwise end `reproduce` or `report` in a traceback."""
+    runs = data.get("runs") or {}
+    if not isinstance(runs, Mapping):
+        raise SpecError(f"{where}: 'runs' must be a mapping of run names to runs (baseline: {{recipe: NAME, "
+                        f"overrides: [...]}}), got {runs!r}.")
+    if not isinstance(data.get("tables") or [], list):
+        raise SpecError(f"{where}: 'tables' must be a list of the paper's tables, e.g. [\"1a\"], got "
+                        f"{data['tables']!r}.")
+    for variant, run in runs.items():
+        if not isinstance(run, Mapping):
+            raise SpecError(f"{where}: run '{variant}' must be a mapping of keys (recipe:, overrides:, ...), got "
+                            f"{run!r}.")
+        for key, example in (("overrides", "[solver.max_epoch=120]"), ("requires", "[model.pretrained]")):
+            if not isinstance(run.get(key) or [], list):
+                raise SpecError(f"{where}: run '{variant}': '{key}' must be a list, e.g. {example}, got "
+                                f"{run[key]!r}.")
+        paper = run.get("paper") or []
+        if not isinstance(paper, list) or not all(isinstance(r, list) and len(r) == 2 for r in paper):
+            raise SpecError(f"{where}: run '{variant}': 'paper' must be a list of [table, row] pairs, e.g. "
+                            f"[[\"1a\", \"baseline\"]], got {paper!r}.")
+        if not isinstance(run.get("figure") or {}, Mapping):
+            raise SpecError(f"{where}: run '{variant}': 'figure' must be a mapping (method:, epochs:), got "
+                            f"{run['figure']!r}.")
+
+
+def suite_from_mapping(name: str, data: Mapping[str, Any], path: Path | None = None) -> SuiteDef:
+    """A SuiteDef from the parsed YAML of suites/experiments/NAME.yaml (`path`, named in errors)."""
+    _require_suite_shape(data, str(path) if path else f"suite '{name}'")
     runs = []
     for variant, run in (data.get("runs") or {}).items():
         runs.append(RunDef(
@@ -126,11 +158,15 @@ def list_scales() -> list[str]:
     return sorted(p.stem for p in (suites_dir() / "scales").glob("*.yaml"))
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """The mapping a config file (a suite, a scale) holds; SpecError naming the file where it cannot be read, is
+    not UTF-8, not YAML or not a mapping."""
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise SpecError(f"{path} {unreadable_reason(path, err)}") from None
+    except UnicodeDecodeError as err:  # saved by an editor in a legacy encoding
+        raise SpecError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); re-save it as UTF-8.") from None
     except yaml.YAMLError as err:
         raise SpecError(f"{path} is not valid YAML: {err}") from err
     if not isinstance(data, dict):
@@ -154,10 +190,11 @@ def load_suite(name: str) -> SuiteDef:
         raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, list_suites())} "
                         f"Suites: {', '.join(list_suites())}.")
     path = suites_dir() / "experiments" / f"{name}.yaml"
-    data = _read_yaml(path)
+    data = read_yaml_mapping(path)
     unknown = set(data) - SUITE_KEYS
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SUITE_KEYS)}.")
+    suite = suite_from_mapping(name, data, path)
     known_rows = {(r["table"], r["row"]) for r in paper_rows()}
     for variant, run in (data.get("runs") or {}).items():
         where = f"{path}: run '{variant}'"
@@ -170,7 +207,6 @@ def load_suite(name: str) -> SuiteDef:
         for row in run.get("paper", []):
             if tuple(row) not in known_rows:
                 raise SpecError(f"{where}: paper row {list(row)} is not in suites/paper/paper_results.csv.")
-    suite = suite_from_mapping(name, data)
     variants = [r.variant for r in suite.runs]
     for run in suite.runs:
         if run.match_iterations_of and run.match_iterations_of not in variants:
@@ -184,11 +220,33 @@ def load_scale(name: str) -> Scale:
         raise SpecError(f"Unknown scale '{name}'.{did_you_mean(name, list_scales())} "
                         f"Scales: {', '.join(list_scales())}.")
     path = suites_dir() / "scales" / f"{name}.yaml"
-    data = _read_yaml(path)
+    data = read_yaml_mapping(path)
     unknown = set(data) - SCALE_KEYS
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SCALE_KEYS)}.")
+    _require_scale_values(data, path)
     return Scale(name, data)
+
+
+def _require_scale_values(data: Mapping[str, Any], path: Path) -> None:
+    """SpecError naming the scale's file and key for a value scale_overrides cannot use: without this, a scale
+    lacking one of RESCALING_KEYS ran the recipe unscaled, as paper scale does, and a value that is no number
+    ended in a traceback."""
+    given = [k for k in RESCALING_KEYS if k in data]
+    if given and len(given) < len(RESCALING_KEYS):
+        missing = [k for k in RESCALING_KEYS if k not in data]
+        raise SpecError(f"{path}: a scale that shrinks the recipe sets all of {', '.join(RESCALING_KEYS)}; "
+                        f"{', '.join(missing)} missing (a scale with none of them, as paper.yaml, runs the recipe as "
+                        f"it is).")
+    wanted = {**{k: RESCALING_KEYS[k] for k in given}, **({"sampling_rate": int} if "sampling_rate" in data else {})}
+    for key, kind in wanted.items():
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int if kind is int else int | float) or not value > 0:
+            what = "a whole number >= 1" if kind is int else "a number > 0"
+            raise SpecError(f"{path}: '{key}' must be {what}, got {value!r}.")
+    for key in ("synthetic", "train", "pretrain_2d"):
+        if not isinstance(data.get(key) or {}, Mapping):
+            raise SpecError(f"{path}: '{key}' must be a mapping of keys, got {data[key]!r}.")
 
 
 def _compressed_steps(steps: tuple[int, ...], max_epoch: int, target: int) -> tuple[list[int], int]:

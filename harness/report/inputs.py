@@ -11,17 +11,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.config import suites_dir
-from harness.io import unreadable_reason
 from harness.provenance import provenance_of
 from harness.records import read_run_record
 from harness.report.cards import gpu_of, on_one_card
 from harness.report.tables import baseline_key, device_of, is_plain_baseline
 from harness.results import seeds_key
 from harness.spec import SpecError, did_you_mean
-from harness.suite import SuiteDef, suite_from_mapping
+from harness.suite import SuiteDef, read_yaml_mapping, suite_from_mapping
 
 
 def _suite_folder(root: Path | None) -> Path:
@@ -38,11 +35,7 @@ def load_suite_def(name: str, root: Path | None = None) -> SuiteDef:
     if not path.is_file():
         names = suite_names(root)
         raise SpecError(f"Unknown suite '{name}'.{did_you_mean(name, names)} Suites: {', '.join(names)}.")
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise SpecError(f"{path} {unreadable_reason(path, err)}") from None
-    return suite_from_mapping(name, yaml.safe_load(text) or {})
+    return suite_from_mapping(name, read_yaml_mapping(path), path)
 
 
 def load_records(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
