@@ -36,13 +36,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     from harness.cli_train import scaled_overrides
     from harness.config import compose
-    from harness.device import pick_device
+    from harness.device import pick_device, require_device
     from harness.measure.predict import profile_plan, profile_summary
     from harness.records import PlanProfileRecord, SuiteProfileRecord
     from harness.schedule import baseline_spec, build_plan
     from harness.schedule.trained import iterations_by_shape
     from harness.train.step import require_step_device
 
+    require_device(args.device)
     require_step_device(args.step, pick_device(args.device))  # before any timing or progress bar
     _require_out(args)
     loader = None
@@ -125,7 +126,7 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
     profile.add_argument("--scale", default=None,
                          help="the scale: with --suite, its runs at that scale (default paper); else the recipe at "
                               "that scale, as the override scale=NAME (default: the recipe as it is)")
-    profile.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    profile.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
     profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile", "compile_graphs"),
                          help="run each step as the trainer does with train.step=STEP (default eager)")
     profile.add_argument("--data", default=None, metavar="RATE|FILE[:PATH]",
@@ -149,10 +150,11 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from harness.device import pick_device
+    from harness.device import pick_device, require_device
     from harness.measure.throughput import measure_throughput, require_plain_bn_device, row_setting
     from harness.records import ThroughputRecord
 
+    require_device(args.device)
     require_plain_bn_device(args.plain_bn_impl, pick_device(args.device))  # before the progress bar
     _require_out(args)
 
@@ -231,7 +233,7 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
                    help="train.plain_bn_impl values to time each recipe with, e.g. cudnn triton (default cudnn)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
                    help=f"any of {', '.join(MODES)} (default all)")
-    p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
+    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
     p.add_argument("--warmup", type=NON_NEGATIVE, default=5)
     p.add_argument("--repeats", type=COUNT, default=20)
     p.add_argument("--kernels", type=NON_NEGATIVE, default=0, metavar="N",

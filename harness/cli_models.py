@@ -55,6 +55,7 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
 
     from harness.cli_train import scaled_overrides
     from harness.config import compose
+    from harness.device import require_device
     from harness.io import require_writable_dir
     from harness.reproduce import prepare_synthetic
     from harness.spec import SpecError
@@ -68,11 +69,7 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise SpecError(f"--out {out} is a folder; give the path of the weights file to write, e.g. {out}/resnet50.pt.")
     require_writable_dir(out.parent, "--out")
-    if args.device == "cuda":  # before any work, not at the first step
-        import torch
-
-        if not torch.cuda.is_available():
-            raise SpecError("--device cuda: no CUDA GPU is visible here. Use --device cpu.")
+    require_device(args.device)  # before any work, not at the first step
     scaled = any(o.split("=", 1)[0] == "scale" for o in args.overrides)
     if not scaled and compose(args.overrides).data.root is None:
         raise SpecError("Say which frames to train on: scale=smoke or scale=proxy (that scale's synthetic training "

@@ -11,6 +11,15 @@ def pick_device(name: str | None = None) -> torch.device:
     return torch.device(name or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
+def require_device(name: str | None, flag: str = "--device") -> None:
+    """SpecError naming `flag` before any work where it asks for CUDA and no CUDA GPU is visible: torch would fail
+    at the first step, with its own traceback."""
+    from harness.spec import SpecError  # a plain-Python module: this one still needs only torch
+
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SpecError(f"{flag} cuda: no CUDA GPU is visible here. Use {flag} cpu.")
+
+
 def use_bf16(device: torch.device, precision: str = "auto") -> bool:
     """Whether steps run under bf16 autocast: `train.precision` "bf16", or "auto" on a GPU."""
     return precision == "bf16" or (precision == "auto" and device.type == "cuda")

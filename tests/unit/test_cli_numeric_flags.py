@@ -4,6 +4,7 @@ any work."""
 import json
 
 import pytest
+import torch
 
 from harness.cli import main
 
@@ -41,6 +42,8 @@ from harness.cli import main
     (["data", "prepare", "--out", "p", "--short-side", "-4"], "argument --short-side: must be >= 0, got -4"),
     (["data", "synth", "--out", "s", "--seed", "-1"], "--seed must be >= 0, got -1"),  # numpy's error, data half made
     (["report", "--suite", "smoke", "--gpus", "0"], "argument --gpus: must be >= 1, got 0"),
+    (["profile", "--device", "tpu", "scale=smoke"], "argument --device: invalid choice: 'tpu'"),  # torch's error
+    (["throughput", "--device", "gpu"], "argument --device: invalid choice: 'gpu'"),
 ])
 def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
     try:
@@ -49,6 +52,18 @@ def test_out_of_range_flags_exit_2_naming_the_flag(argv, message, capsys):
         code = exit.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="names the missing GPU")
+@pytest.mark.parametrize("argv", [
+    ["profile", "--device", "cuda", "scale=smoke", "--repeats", "1", "--warmup", "0"],
+    ["throughput", "--device", "cuda", "--recipes", "k400_i3d_r50", "--batches", "1"],
+    ["models", "pretrain-2d", "--device", "cuda", "--out", "{tmp}/w.pt", "scale=smoke"],
+])
+def test_device_cuda_without_a_gpu_is_named_before_any_work(argv, capsys, tmp_path):
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2  # was torch's traceback at the first step
+    err = capsys.readouterr().err
+    assert "error: --device cuda: no CUDA GPU is visible here. Use --device cpu." in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("argv", [
