@@ -8,21 +8,22 @@ Layouts under ``data.root`` (first match wins):
 
 - Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv`` (also MMAction2's names:
   ``annotations/kinetics_{split}.csv``, ``{dataset}_{split}_list_videos.txt``), either ``relative/path.mp4 label``
-  lines or the official CSV ``label,youtube_id,time_start,time_end,split``. The lines are PySlowFast's,
-  PyTorchVideo's and MMAction2's video lists: paths may hold spaces or be absolute, the label may follow a comma;
-  relative paths start in the root, else in the split's video folder (below), else in the root with the leading
-  folders of another prefix dropped (``k400/train/a.mp4`` under ``/data/k400``), as the first listed video is
-  found. MMAction2's rawframe lists (``frame_dir total_frames label``) and multi-label lines are refused, naming
-  the format. An optional label map, ``classes.txt`` (or in ``annotations/``), gives the classes: one name a line,
-  ``index name`` lines (or ``index,name`` under a header), or a JSON object {name: index} (PyTorchVideo's);
-  indices 0..n-1. The official CSV (any CSV with a ``youtube_id`` column: extra columns such as ``is_cc``, a
-  quoted header, pandas' index column, times written as floats, and semicolons or tabs for commas, as spreadsheets
-  save them, are read too) has videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``,
-  ``.webm``) in ``{split}/``, ``videos_{split}/`` (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in
-  a folder per class there (named by the label, or with underscores for spaces and hyphens for parentheses, as
-  MMAction2's ``rename_classnames.sh`` leaves them); classes are the train CSV's labels sorted by code point (the
-  reference's indices). A test split without labels (Kinetics-700-2020's ``test.csv``, SSv2's ``test.json``) is an
-  :class:`UnlabelledSplit`, which commands reading every split pass over.
+  lines or the official CSV ``label,youtube_id,time_start,time_end,split``. The lines are PySlowFast's, PyTorchVideo's
+  and MMAction2's video lists: paths may hold spaces, be absolute or separate their folders with backslashes (written
+  on Windows), the label may follow a comma; relative paths start in the root, else in the split's video folder
+  (below), else in the root with the leading folders of another prefix dropped (``k400/train/a.mp4`` under
+  ``/data/k400``), as the first listed video is found. MMAction2's rawframe lists (``frame_dir total_frames label``)
+  and multi-label lines are refused, naming the format. An optional label map, ``classes.txt`` (or in
+  ``annotations/``), gives the classes: one name a line, ``index name`` lines (or ``index,name`` under a header), or a
+  JSON object {name: index} (PyTorchVideo's); indices 0..n-1. The official CSV (any CSV with a ``youtube_id`` column:
+  extra columns such as ``is_cc``, a quoted header, pandas' index column, times written as floats, and semicolons or
+  tabs for commas, as spreadsheets save them, are read too) has videos
+  ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos_{split}/``
+  (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there (named by the label, or
+  with underscores for spaces and hyphens for parentheses, as MMAction2's ``rename_classnames.sh`` leaves them);
+  classes are the train CSV's labels sorted by code point (the reference's indices). A test split without labels
+  (Kinetics-700-2020's ``test.csv``, SSv2's ``test.json``) is an :class:`UnlabelledSplit`, which commands reading
+  every split pass over.
 - SSv2: ``[something-something-v2-]labels.json`` (template → index; keys with or without brackets) and
   ``[...-]train.json`` / ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos
   ``{id}.webm`` (or ``{id}.mp4`` where converted) in ``20bn-something-something-v2/``, ``videos/`` or the root.
@@ -162,6 +163,8 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
             problems.append(AnnotationProblem(str(list_file), n, parsed))
             continue
         path, label = parsed
+        if "\\" in path and "/" not in path:  # a list written on Windows: backslashes between its folders
+            path = path.replace("\\", "/")
         try:
             value = int(label)
         except ValueError:

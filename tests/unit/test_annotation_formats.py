@@ -85,6 +85,9 @@ def test_video_lists_as_pyslowfast_pytorchvideo_and_mmaction_write_them(tmp_path
         "prefix": "k400/train/zumba/c.mp4 1\nk400/air drumming/a b.mp4 0\n",  # written for a prefix one folder up
         "prefixes": "data/k400/train/zumba/c.mp4 1\n",  # two folders up (paths from the project's folder)
         "videos_dir": "yoga/d.mp4 2\n",  # MMAction2's list, relative to videos_train/ (its data_prefix)
+        # Written on Windows: backslashes between folders, also of a drive's path one folder up.
+        "windows": "train\\zumba\\c.mp4 1\r\nair drumming\\a b.mp4 0\r\n",
+        "windows_drive": "D:\\data\\k400\\train\\zumba\\c.mp4 1\r\n",
     }
     for kind, text in lists.items():
         (root / "train.csv").write_text(text)
