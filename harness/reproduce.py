@@ -232,6 +232,28 @@ def resolved_runs(suite: SuiteDef, scale: Scale, overrides: list[str], seeds: li
     return runs, pretrained
 
 
+def require_run_inputs(specs: list[RunSpec], overrides: list[str]) -> None:
+    """SpecError (or AnnotationError) before any run where the inputs the user gave in `overrides` cannot be used:
+    data.root missing or not a dataset, its training annotations malformed or of another number of classes,
+    model.pretrained a file that does not inflate into the model. Each run would otherwise stop on it in its own
+    log, and the suite end with no record. Each dataset and pre-trained model is checked once; the scale's
+    synthetic data and pre-trained stand-in, made by the harness, are not."""
+    from harness.data.annotations import load_annotations
+    from harness.data.sampler import check_num_classes
+    from harness.models import build_model
+
+    given = {o.split("=", 1)[0] for o in overrides if "=" in o}
+    datasets, models = set(), set()
+    for spec in specs:
+        data = (spec.data.name, spec.data.root, spec.data.num_classes)
+        if "data.root" in given and data not in datasets:
+            datasets.add(data)
+            check_num_classes(spec, load_annotations(*data[:2], "train", data[2]).num_classes, spec.data.root)
+        if "model.pretrained" in given and (spec.model, spec.data.num_classes) not in models:
+            models.add((spec.model, spec.data.num_classes))
+            build_model(spec.model, spec.data.num_classes)
+
+
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
               dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
@@ -292,6 +314,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
         needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
         if needs:  # the same weights for every seed, as ImageNet weights would be
             prepare_pretrained(scale, needs[0])
+        require_run_inputs([r.spec for r in todo], overrides)
         if prepare_only:
             print(f"prepared the inputs of {len(todo)} run(s); none trained (--prepare-only)", flush=True)
             return 0
