@@ -12,6 +12,7 @@ left empty; a run with no timed seed at all cannot be compared and is left out.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
@@ -30,8 +31,10 @@ def gpu_of(record: Mapping[str, Any]) -> str:
 
 
 def _train_s(record: Mapping[str, Any]) -> float | None:
+    """The record's train time; None where it measured none (absent, 0, or not finite in an edited record), which
+    would otherwise divide the times of other cards' runs by zero."""
     value = (record.get("measured") or {}).get("train_s")
-    return float(value) if isinstance(value, (int, float)) else None
+    return float(value) if isinstance(value, (int, float)) and 0 < value < math.inf else None
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -318,7 +318,7 @@ def is_plain_baseline(record: Mapping[str, Any]) -> bool:
     spec = record.get("spec") or {}
     base = spec.get("baseline") or {}
     return ((record.get("plan") or {}).get("kind") == "baseline" and base.get("epoch_factor", 1.0) == 1.0
-            and list(base.get("shape_factor", [1.0, 1.0])) == [1.0, 1.0])
+            and list(base.get("shape_factor") or [1.0, 1.0]) == [1.0, 1.0])  # null: the default, as absent
 
 
 def baseline_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -393,7 +393,9 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
 
 
 def _per_iteration_ms(seconds: Any, iterations: Any) -> float | None:
-    return 1000 * float(seconds) / int(iterations) if seconds is not None and iterations else None
+    # NaN is truthy and no count: an edited or foreign record may hold it
+    counted = isinstance(iterations, (int, float)) and 0 < iterations < math.inf
+    return 1000 * float(seconds) / int(iterations) if seconds is not None and counted else None
 
 
 def layout_text(per_gpu_batches: Sequence[int], bn_splits: int, bn_sync: int) -> str:

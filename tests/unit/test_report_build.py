@@ -440,3 +440,35 @@ def test_the_readme_copies_the_committed_overview_table():
     start = readme.index(overview[0])
     assert readme[start:start + len(overview) + 1] == [*overview, ""], \
         "copy reports/overview.md's table into README.md"
+
+
+def _on_card(record: dict, gpu: str, **measured) -> dict:
+    spec = {**record["spec"], "train": {**record["spec"].get("train", {}), "device": "cuda"}}
+    return {**_with(record, "measured", **measured), "spec": spec, "run_id": f"{record['run_id']}-{gpu}",
+            "hardware": {**record["hardware"], "gpu": gpu}}
+
+
+@pytest.mark.parametrize("records", [
+    # A baseline that timed nothing on a second card: its runs' times were divided by zero.
+    lambda: [_on_card(make_record("baseline", kind="baseline"), "A"), _on_card(make_record("multigrid"), "A"),
+             _on_card(make_record("multigrid"), "A"), _on_card(make_record("multigrid"), "B"),
+             _on_card(make_record("baseline", kind="baseline"), "B", train_s=0)],
+    # Python's json writes NaN; a phase's iteration count of NaN was int()-ed.
+    lambda: [make_record("baseline", kind="baseline"),
+             _with(make_record("multigrid"), "measured",
+                   phases=[{**make_record("multigrid")["measured"]["phases"][0], "iterations": float("nan")}])],
+    # A null Figure-3 shape factor, as another writer leaves a default: was "'NoneType' object is not iterable".
+    lambda: [make_record("baseline", kind="baseline", spec={**tiny_spec(False), "baseline": {"shape_factor": None}}),
+             make_record("multigrid")],
+], ids=["train_s_0_on_a_second_card", "nan_iterations", "null_shape_factor"])
+def test_records_holding_odd_values_of_the_right_type_still_make_a_report(tmp_path, capsys, records):
+    scale = tmp_path / "results" / "smoke" / "smoke"
+    scale.mkdir(parents=True)
+    for i, record in enumerate(records()):
+        (scale / f"{i}.json").write_text(json.dumps(record))
+    parser = argparse.ArgumentParser(prog="harness")
+    cli_report.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["report", "--suite", "smoke", "--results", str(tmp_path / "results"), "--out",
+                              str(tmp_path / "reports")])
+    assert args.func(args) == 0
+    assert (tmp_path / "reports" / "smoke" / "index.html").is_file()
