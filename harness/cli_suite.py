@@ -31,12 +31,14 @@ def _require_sound_arguments(args: argparse.Namespace) -> None:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from harness.reproduce import reproduce
+    from harness.reproduce import reproduce, sigterm_as_interrupt
 
     _require_sound_arguments(args)
-    failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
-                       args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
-                       launcher=args.launcher, nodes=args.nodes, seeds=args.seeds, prepare_only=args.prepare_only)
+    with sigterm_as_interrupt():
+        failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
+                           args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
+                           launcher=args.launcher, nodes=args.nodes, seeds=args.seeds,
+                           prepare_only=args.prepare_only)
     return 1 if failed else 0
 
 

@@ -7,12 +7,15 @@ local GPUs, one per GPU at a time. Records land in results/<suite>/; nothing rec
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -215,8 +218,57 @@ def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: 
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(out / "train.log", "a") as logf:
-        code = subprocess.run(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT).returncode
+        with _RUNNING_LOCK:
+            if _STOPPING.is_set():  # the suite was interrupted while this run waited for a slot: start nothing
+                return run.run.variant, 130, 0.0
+            proc = subprocess.Popen(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT)
+            _RUNNING.add(proc)
+        try:
+            code = proc.wait()
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
     return run.run.variant, code, time.perf_counter() - start
+
+
+# The `harness train` subprocesses of the suite running now. An interrupted reproduce stops them and starts no other
+# run: a Ctrl-C at the terminal reaches the running train too, but the thread that waited on it would otherwise start
+# the next run; and a SIGINT or SIGTERM sent to reproduce alone would leave its train running with no parent, to be
+# trained a second time, in the same output folder, when the suite is run again.
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def _stop_runs() -> None:
+    """Start no further run and end the running ones (SIGTERM: a train's checkpoints are written atomically, so it
+    resumes from its last one), then wait for them."""
+    with _RUNNING_LOCK:
+        _STOPPING.set()
+        running = list(_RUNNING)
+    for proc in running:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in running:
+        proc.wait()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM (`kill`, a batch system ending the job) raises KeyboardInterrupt in the main thread, as Ctrl-C does:
+    the runs stop and the command says how to go on, rather than dying with its runs left running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def resolved_runs(suite: SuiteDef, scale: Scale, overrides: list[str], seeds: list[int] | None,
@@ -338,14 +390,20 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             finally:
                 free.put(slot)
 
+        _STOPPING.clear()
         with ThreadPoolExecutor(slots) as pool:
             futures = {pool.submit(run_in_free_slot, r): r for r in todo}
-            for i, f in enumerate(as_completed(futures), 1):
-                variant, code, seconds = f.result()
-                seed = futures[f].spec.seed
-                status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
-                failed += code != 0
-                print(f"  [{i}/{len(todo)}] {variant:<24} seed {seed} {status} in {seconds:.0f}s", flush=True)
+            try:
+                for i, f in enumerate(as_completed(futures), 1):
+                    variant, code, seconds = f.result()
+                    seed = futures[f].spec.seed
+                    status = "done" if code == 0 else f"FAILED (exit {code}; see its train.log)"
+                    failed += code != 0
+                    print(f"  [{i}/{len(todo)}] {variant:<24} seed {seed} {status} in {seconds:.0f}s", flush=True)
+            except KeyboardInterrupt:
+                _stop_runs()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
     if prepare_only:
         return 0
     if report:  # the tables show the setup these runs used (their GPU count)

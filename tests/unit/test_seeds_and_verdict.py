@@ -233,14 +233,14 @@ def test_a_dry_run_finds_the_imagenet_rows_records_as_a_run_does(monkeypatch, tm
 def test_gpu_indices_go_through_cuda_visible_devices(monkeypatch, tmp_path):
     seen = {}
 
-    def fake_subprocess_run(cmd, env, stdout, stderr):
-        seen["gpus"] = env["CUDA_VISIBLE_DEVICES"]
+    class Started:  # the train process, started and done at once
+        def __init__(self, cmd, env, stdout, stderr):
+            seen["gpus"] = env["CUDA_VISIBLE_DEVICES"]
 
-        class Done:
-            returncode = 0
-        return Done()
+        def wait(self) -> int:
+            return 0
 
-    monkeypatch.setattr(rep.subprocess, "run", fake_subprocess_run)
+    monkeypatch.setattr(rep.subprocess, "Popen", Started)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     spec = compose(["recipe=k400_slowfast_r50_8x8", "num_gpus=1", "suite=s", "variant=v"])
     run = rep.ResolvedRun(SUITE.runs[0], ("recipe=k400_slowfast_r50_8x8", "num_gpus=1"), spec)
