@@ -37,7 +37,8 @@ def write_json_atomic(path: Path, obj: Any) -> Path:
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    return write_atomic(path, lambda tmp: tmp.write_text(text))
+    """Write `text` to `path` atomically, as UTF-8 whatever the locale (the harness reads its files as UTF-8)."""
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

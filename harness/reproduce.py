@@ -93,11 +93,11 @@ def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
 
 def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     synth = scale.synthetic
-    from harness.data.synth import make_synthetic_dataset
+    from harness.data.synth import KINETICS_DONE, make_synthetic_dataset
 
     settings = {k: v for k, v in synth.items() if k != "preset"}
     root = Path(synthetic_paths(scale)[0])
-    done = root / "val.csv"
+    done = root / KINETICS_DONE  # other layouts lack it: make_synthetic_dataset finds their videos made
     if not done.exists():
         print(f"generating synthetic video ({synth['preset']}) in {root} ...", flush=True)
         make_synthetic_dataset(root, synth["preset"], size=tuple(settings.pop("size", ())) or None,

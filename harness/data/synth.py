@@ -53,7 +53,6 @@ import csv
 import io
 import json
 import math
-import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
@@ -64,7 +63,7 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.data.annotations import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
-from harness.io import read_json_object, require_writable_dir
+from harness.io import read_json_object, require_writable_dir, write_atomic, write_text_atomic
 from harness.spec import SpecError, did_you_mean
 
 SHAPES = ("square", "disc", "triangle", "cross", "diamond", "ring")
@@ -455,8 +454,7 @@ def encode_webm(frames: np.ndarray, path: Path, fps: int, crf: int = 23) -> None
 
 def _encode(frames: np.ndarray, path: Path, fps: int, container_format: str, codec: str,
             options: dict[str, str]) -> None:
-    tmp = path.with_name(f".{path.name}.partial")
-    try:
+    def write(tmp: Path) -> None:
         with av.open(str(tmp), "w", format=container_format) as container:
             stream = container.add_stream(codec, rate=fps, options=options)
             stream.height, stream.width = frames.shape[1:3]
@@ -464,19 +462,13 @@ def _encode(frames: np.ndarray, path: Path, fps: int, container_format: str, cod
             for array in frames:
                 container.mux(stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
             container.mux(stream.encode())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
-
-def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically (temporary file in the same folder, then rename)."""
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # Synced before the rename: a video that exists is whole (a re-run skips it), even after a crash of the machine.
+    write_atomic(path, write)
 
 
 SPLIT_IDS = {"train": 0, "val": 1}
+KINETICS_DONE = "val.csv"  # the file a Kinetics-layout dataset is written with last
 
 
 def shown_label(split: str, i: int, label: int, cfg: SynthConfig) -> int:
@@ -543,6 +535,8 @@ def _job(args: tuple[str, str, int, SynthConfig]) -> str:
     if not path.exists():
         rng = np.random.default_rng([cfg.seed, SPLIT_IDS[split], i])  # per video: independent of order and skips
         path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):  # what a generation killed while encoding it left
+            stale.unlink(missing_ok=True)
         if cfg.kind == "charades":
             encode_mp4(render_charades_video(charades_actions(split, i, cfg), cfg, rng), path, cfg.fps, cfg.crf,
                        cfg.x264_preset)
@@ -592,7 +586,7 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
             diff = sorted(k for k in keys if old.get(k) != _settings(cfg).get(k))
             raise SpecError(f"{out} already holds a synthetic dataset made with other settings ({', '.join(diff)} "
                             f"differ). Use another --out folder, or delete this one.")
-    write_text(manifest, json.dumps(_settings(cfg), indent=2) + "\n")
+    write_text_atomic(manifest, json.dumps(_settings(cfg), indent=2) + "\n")
     jobs = [(str(out), split, i, cfg) for split, n in (("train", cfg.videos), ("val", cfg.val_videos))
             for i in range(n)]
     bar = tqdm(total=len(jobs), desc=f"synth {preset}", unit="video", disable=not progress)
@@ -615,17 +609,20 @@ def _write_kinetics(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) 
     """`{split}.csv` (`path label` lines), `classes.txt` and the lists of noisy and hidden videos."""
     names = class_names(cfg.classes)
     labelled = [(s, i, _video_label(s, i, cfg)) for s, i in videos]
-    for split in ("train", "val"):
-        lines = [f"{video_path(s, i, names[label])} {label}\n" for s, i, label in labelled if s == split]
-        write_text(out / f"{split}.csv", "".join(lines))
-    write_text(out / "classes.txt", "".join(f"{n}\n" for n in names))
+    lists = {split: "".join(f"{video_path(s, i, names[label])} {label}\n" for s, i, label in labelled if s == split)
+             for split in ("train", "val")}
+    write_text_atomic(out / "train.csv", lists["train"])
+    write_text_atomic(out / "classes.txt", "".join(f"{n}\n" for n in names))
     if cfg.label_noise:
         noisy = [(video_path(s, i, names[label]), label, shown_label(s, i, label, cfg)) for s, i, label in labelled]
-        write_text(out / "noisy_labels.csv", "".join(f"{p} {label} {shown}\n" for p, label, shown in noisy
-                                                      if shown != label))
+        write_text_atomic(out / "noisy_labels.csv", "".join(f"{p} {label} {shown}\n" for p, label, shown in noisy
+                                                             if shown != label))
     if cfg.hidden:
-        write_text(out / "hidden_videos.csv", "".join(f"{video_path(s, i, names[label])} {label}\n"
-                                                      for s, i, label in labelled if is_hidden(s, i, cfg)))
+        write_text_atomic(out / "hidden_videos.csv", "".join(f"{video_path(s, i, names[label])} {label}\n"
+                                                             for s, i, label in labelled if is_hidden(s, i, cfg)))
+    # Last: `harness reproduce` takes a val.csv as the sign of a finished dataset (KINETICS_DONE), so a generation
+    # stopped before it is taken up again, not used without its class names and lists.
+    write_text_atomic(out / KINETICS_DONE, lists["val"])
 
 
 def _write_ssv2(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> None:
@@ -633,7 +630,7 @@ def _write_ssv2(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> N
     validation JSONs (one {id, label, template, placeholders} entry a line) and the lists of noisy and hidden
     videos (`id label [shown_label]` lines)."""
     labels = {ssv2_template(k).replace("[", "").replace("]", ""): str(k) for k in range(cfg.classes)}
-    write_text(out / "something-something-v2-labels.json", json.dumps(labels, indent=1) + "\n")
+    write_text_atomic(out / "something-something-v2-labels.json", json.dumps(labels, indent=1) + "\n")
     for split, name in (("train", "train"), ("val", "validation")):
         entries = []
         for s, i in videos:
@@ -644,15 +641,15 @@ def _write_ssv2(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) -> N
                 entries.append({"id": video_id(s, i, cfg), "label": template.replace("[something]", "something"),
                                 "template": template, "placeholders": ["something"]})
         body = ",\n".join(json.dumps(e) for e in entries)
-        write_text(out / f"something-something-v2-{name}.json", f"[\n{body}\n]\n" if entries else "[]\n")
+        write_text_atomic(out / f"something-something-v2-{name}.json", f"[\n{body}\n]\n" if entries else "[]\n")
     labelled = [(video_id(s, i, cfg), s, i, _video_label(s, i, cfg)) for s, i in videos]
     if cfg.label_noise:
-        write_text(out / "noisy_labels.csv", "".join(f"{v} {label} {shown_label(s, i, label, cfg)}\n"
-                                                     for v, s, i, label in labelled
-                                                     if shown_label(s, i, label, cfg) != label))
+        write_text_atomic(out / "noisy_labels.csv", "".join(f"{v} {label} {shown_label(s, i, label, cfg)}\n"
+                                                            for v, s, i, label in labelled
+                                                            if shown_label(s, i, label, cfg) != label))
     if cfg.hidden:
-        write_text(out / "hidden_videos.csv", "".join(f"{v} {label}\n" for v, s, i, label in labelled
-                                                      if is_hidden(s, i, cfg)))
+        write_text_atomic(out / "hidden_videos.csv", "".join(f"{v} {label}\n" for v, s, i, label in labelled
+                                                             if is_hidden(s, i, cfg)))
 
 
 CHARADES_HEADER = ("id", "subject", "scene", "quality", "relevance", "verified", "script", "objects",
@@ -663,7 +660,7 @@ def _write_charades(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) 
     """Charades' train and test CSVs (the official header; id, actions and length filled in) and its class list
     (`c000 name` lines)."""
     names = class_names(cfg.classes)
-    write_text(out / "Charades_v1_classes.txt", "".join(f"c{k:03d} {n}\n" for k, n in enumerate(names)))
+    write_text_atomic(out / "Charades_v1_classes.txt", "".join(f"c{k:03d} {n}\n" for k, n in enumerate(names)))
     for split, name in (("train", "Charades_v1_train.csv"), ("val", "Charades_v1_test.csv")):
         text = io.StringIO()
         writer = csv.writer(text, lineterminator="\n")
@@ -675,4 +672,4 @@ def _write_charades(out: Path, cfg: SynthConfig, videos: list[tuple[str, int]]) 
                                    for label, first, last in charades_actions(s, i, cfg))
                 row = {"id": video_id(s, i, cfg), "actions": actions, "length": f"{cfg.frames / cfg.fps:.2f}"}
                 writer.writerow([row.get(column, "") for column in CHARADES_HEADER])
-        write_text(out / name, text.getvalue())
+        write_text_atomic(out / name, text.getvalue())

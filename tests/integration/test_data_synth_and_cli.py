@@ -51,7 +51,7 @@ def test_synthetic_dataset_layout_and_determinism(synth, tmp_path):
     assert len(load_annotations("synthetic", synth, "val")) == 4
     info = scan_video(ann.records[0].path)
     assert (info.frames, info.height, info.width, info.codec) == (8, 32, 48, "h264")
-    assert not list(synth.rglob("*.partial"))
+    assert not [p for p in synth.rglob(".*") if p.is_file()]  # no temporary file left behind
     again = tmp_path / "again"
     make_synthetic_dataset(again, "smoke", progress=False, **TINY)
     # The rendered frames are bit-identical; x264's output is not always (one video in a few runs differs in
@@ -294,3 +294,39 @@ def test_whole_items_in_process_are_timed_over_passes_until_the_seconds_have_pas
     ds.served.clear()
     _item_rate(ds, reqs, min_seconds=0.2)
     assert len(ds.served) > 3 and len(ds.served) % 3 == 0 and ds.served[:3] == ds.served[3:6] == reqs
+
+
+def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations_is_finished_not_used(
+        tmp_path, monkeypatch):
+    """`harness reproduce` generates a scale's synthetic data once and takes a val.csv as the sign that it is done:
+    a generation stopped (Ctrl-C, a kill) after any annotation file is taken up again on the next call, which then
+    leaves the same files as one that was never stopped."""
+    import harness.data.synth as synth_module
+    import harness.reproduce as rep
+    from harness.suite import Scale
+
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    scale = Scale("tiny", {"synthetic": {"preset": "smoke", "classes": 2, "videos": 2, "val_videos": 2, "frames": 4,
+                                         "size": [32, 48], "hidden": 0.5, "label_noise": 0.5}})
+    root = Path(rep.prepare_synthetic(scale)[0])
+    whole = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    assert {"train.csv", "val.csv", "classes.txt", "hidden_videos.csv", "noisy_labels.csv"} < set(whole)
+    write = synth_module.write_text_atomic
+    for stop_at in range(1, len(whole)):  # each annotation file after the settings (synth.json, the first)
+        for name in whole:
+            if name != "synth.json":
+                (root / name).unlink()
+        calls: list[Path] = []
+
+        def stopped(path, text, calls=calls, stop_at=stop_at):
+            calls.append(path)
+            if len(calls) > stop_at:
+                raise KeyboardInterrupt
+            return write(path, text)
+
+        monkeypatch.setattr(synth_module, "write_text_atomic", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            rep.prepare_synthetic(scale)
+        monkeypatch.setattr(synth_module, "write_text_atomic", write)
+        rep.prepare_synthetic(scale)
+        assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == whole, calls[-1].name
