@@ -67,14 +67,18 @@ def scaled_overrides(overrides: Sequence[str],
 
 
 def _require_output_dir(overrides: Sequence[str]) -> None:
-    """Refuse a missing or unwritable output_dir before a scale's synthetic data is generated (minutes at proxy
-    scale) rather than after; train() checks the composed value again."""
-    from harness.results import require_output_dir
+    """Refuse a missing or unwritable output_dir, or one another run is writing in, before a scale's synthetic data
+    is generated (minutes at proxy scale) rather than after; train() checks the composed value again, and holds
+    the folder's lock while it runs."""
+    from harness.results import output_dir_lock, require_output_dir
 
     given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "output_dir"]
     if not given or not given[-1]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
-    require_output_dir(Path(given[-1]))
+    out = require_output_dir(Path(given[-1]))
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun the first rank's train() holds the lock, not the others
+        with output_dir_lock(out):
+            pass
 
 
 def _require_known_suite_run(overrides: Sequence[str]) -> None:

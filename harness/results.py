@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -101,6 +104,32 @@ def require_output_dir(output_dir: Path) -> Path:
         require_writable_dir(checkpoints, "output_dir", f"It is the run's checkpoint folder: {move}")
     require_writable_file(out / "record.json", "output_dir", f"the run writes its record to that file: {move}")
     return out
+
+
+LOCK_NAME = ".train.lock"
+
+
+@contextlib.contextmanager
+def output_dir_lock(output_dir: Path) -> Iterator[None]:
+    """Held while a run writes in `output_dir` (a lock file there, which the system releases when the process ends,
+    however it ends). SpecError where another run holds it: two runs in one folder would prune, supersede and
+    resume each other's checkpoints, e.g. a run started again while a train left running by a killed `harness
+    reproduce` still writes there."""
+    import fcntl
+
+    with open(output_dir / LOCK_NAME, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise SpecError(f"'output_dir' {output_dir} is in use by another training run ({holder}). Wait for it "
+                            f"to end or stop it, or set output_dir to another folder.") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        lock.flush()
+        yield
 
 
 def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, results: Path | None = None) -> list[Path]:

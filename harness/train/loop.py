@@ -40,7 +40,7 @@ from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_planned_frames
 from harness.models.flops import count_flops
 from harness.records import RunRecord
-from harness.results import record_path, require_output_dir, run_id, write_record
+from harness.results import output_dir_lock, record_path, require_output_dir, run_id, write_record
 from harness.schedule import Plan, build_plan, iteration
 from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
@@ -148,18 +148,21 @@ def train(spec: RunSpec, results: Path | None = None) -> dict[str, Any]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
     started = time.perf_counter()
     info = init_distributed(spec.train.device)
+    out = Path(spec.output_dir)
     try:
-        return _train(spec, info, results, started)
+        with contextlib.ExitStack() as held:
+            if info.is_main:  # before any work: an unwritable folder would otherwise fail at the first checkpoint
+                require_output_dir(out)
+                if spec.suite:  # or, for the suite's copy of the record, after the whole run
+                    require_writable_dir(record_path(spec, results).parent, "HARNESS_RESULTS_DIR")
+                held.enter_context(output_dir_lock(out))  # one run at a time writes in the folder
+            return _train(spec, info, results, started)
     finally:
         cleanup(info)
 
 
 def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) -> dict[str, Any]:
     out = Path(spec.output_dir)
-    if info.is_main:  # before any work: an unwritable folder would otherwise fail at the first checkpoint
-        require_output_dir(out)
-        if spec.suite:  # or, for the suite's copy of the record, after the whole run
-            require_writable_dir(record_path(spec, results).parent, "HARNESS_RESULTS_DIR")
     # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
     # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -86,6 +87,26 @@ def test_train_refuses_what_stands_where_it_writes_its_checkpoints_or_record(mon
     err = capsys.readouterr().err
     assert message in err and str(out / in_the_way) in err and "Traceback" not in err
     assert calls == []
+
+
+def test_train_refuses_an_output_dir_another_run_is_writing_in(monkeypatch, capsys, tmp_path):
+    """Two runs in one folder would prune and resume each other's checkpoints: while one holds the folder (here
+    this test, as a run would), another is refused before any data is generated, and once it is released the
+    folder can be taken again."""
+    import harness.reproduce
+    from harness.results import output_dir_lock
+
+    calls: list = []
+    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    out = tmp_path / "out"
+    out.mkdir()
+    with output_dir_lock(out):
+        assert main(["train", "scale=smoke", f"output_dir={out}"]) == 2
+    err = capsys.readouterr().err
+    assert f"'output_dir' {out} is in use by another training run (pid {os.getpid()} on" in err
+    assert "Traceback" not in err and calls == []
+    with output_dir_lock(out):  # released: taken again
+        pass
 
 
 def test_ctrl_c_during_training_says_how_to_resume_without_a_traceback(monkeypatch, tmp_path, capsys):
