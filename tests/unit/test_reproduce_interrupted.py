@@ -38,11 +38,17 @@ def test_an_interrupted_suite_ends_its_running_train_and_starts_no_other(monkeyp
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setattr(rep, "train_command", lambda run, out, port=29500: [sys.executable, "-c", RUN, str(out)])
+    # Ctrl-C as at a terminal: a process started in the background (CI's runner, `nohup … &`) inherits SIGINT
+    # ignored, and Python then raises nothing on it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler), signal.getsignal(signal.SIGTERM)
     watcher = _signal_once_started(tmp_path / "outputs" / "smoke", signum)
     start = time.monotonic()
-    code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--gpus", "1", "--no-report",
-                 "--results", str(tmp_path / "results")])
-    watcher.join()
+    try:
+        code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--gpus", "1", "--no-report",
+                     "--results", str(tmp_path / "results")])
+        watcher.join()
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
     seconds = time.monotonic() - start
     assert code == 130 and seconds < 45, (code, seconds)  # not after the run's 60 s
     err = capsys.readouterr().err
@@ -51,4 +57,4 @@ def test_an_interrupted_suite_ends_its_running_train_and_starts_no_other(monkeyp
     assert len(started) == 1, "a run started after the interrupt"
     with pytest.raises(ProcessLookupError):  # ended and reaped, not left running without its parent
         os.kill(int(started[0].read_text()), 0)
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # this process's handler is given back
+    assert signal.getsignal(signal.SIGTERM) is previous[1]  # this process's handler is given back
