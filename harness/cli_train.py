@@ -70,15 +70,14 @@ def _require_output_dir(overrides: Sequence[str]) -> None:
     """Refuse a missing or unwritable output_dir, or one another run is writing in, before a scale's synthetic data
     is generated (minutes at proxy scale) rather than after; train() checks the composed value again, and holds
     the folder's lock while it runs."""
-    from harness.results import output_dir_lock, require_output_dir
+    from harness.results import require_output_dir, require_output_dir_free
 
     given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "output_dir"]
     if not given or not given[-1]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
     out = require_output_dir(Path(given[-1]))
     if int(os.environ.get("RANK", "0")) == 0:  # under torchrun the first rank's train() holds the lock, not the others
-        with output_dir_lock(out):
-            pass
+        require_output_dir_free(out)
 
 
 def _require_known_suite_run(overrides: Sequence[str]) -> None:

@@ -121,15 +121,34 @@ def output_dir_lock(output_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            raise SpecError(f"'output_dir' {output_dir} is in use by another training run ({holder}). Wait for it "
-                            f"to end or stop it, or set output_dir to another folder.") from None
+            raise _in_use(output_dir, lock) from None
         lock.seek(0)
         lock.truncate()
         lock.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
         lock.flush()
         yield
+
+
+def require_output_dir_free(output_dir: Path) -> None:
+    """SpecError where a run holds `output_dir`'s lock (output_dir_lock), found without writing anything there: the
+    check before any work, which leaves a folder it refuses for another reason as it was."""
+    import fcntl
+
+    path = output_dir / LOCK_NAME
+    if not path.is_file():  # no run has written here
+        return
+    with open(path) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _in_use(output_dir, lock) from None
+
+
+def _in_use(output_dir: Path, lock) -> SpecError:
+    lock.seek(0)
+    holder = lock.read().strip() or "another process"
+    return SpecError(f"'output_dir' {output_dir} is in use by another training run ({holder}). Wait for it to end "
+                     f"or stop it, or set output_dir to another folder.")
 
 
 def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, results: Path | None = None) -> list[Path]:
