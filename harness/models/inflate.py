@@ -201,18 +201,22 @@ def _inflate_block(block: Bottleneck, state: dict[str, Tensor], prefix: str) -> 
         _copy_bn(block.downsample[1], state, f"{prefix}.downsample.1")
 
 
+def _holder(path: Path | None) -> str:
+    return f"{path} holds" if path is not None else "the weights hold"
+
+
 def _require_same_width(stem: Stem, state: dict[str, Tensor], path: Path | None) -> None:
     """SpecError naming model.pretrained where the ResNet-50 in `state` is of another width than the model: then no
     layer fits (torchvision's ImageNet weights for a model narrowed by scale=smoke, or a `harness models
     pretrain-2d` stand-in trained at another scale)."""
     have, want = state["conv1.weight"].shape[0], stem.conv1.weight.shape[0]
     if have != want:
-        holds = f"{path} holds" if path is not None else "the weights hold"
         full = 64  # a full-width ResNet-50's stem channels, which model.width scales
-        raise SpecError(f"'model.pretrained': {holds} a ResNet-50 with {have} stem channels, but the model's stem has "
-                        f"{want} (model.width scales the {full} of a full-width one): no layer fits. Give the weights "
-                        f"of a ResNet-50 of the model's width ('harness models pretrain-2d --out PATH' with this run's "
-                        f"scale= or model.width= trains one), or set model.width={have / full:g}.")
+        raise SpecError(f"'model.pretrained': {_holder(path)} a ResNet-50 with {have} stem channels, but the "
+                        f"model's stem has {want} (model.width scales the {full} of a full-width one): no layer "
+                        f"fits. Give the weights of a ResNet-50 of the model's width ('harness models pretrain-2d "
+                        f"--out PATH' with this run's scale= or model.width= trains one), or set "
+                        f"model.width={have / full:g}.")
 
 
 def inflate_into(model: nn.Module, state: dict[str, Tensor], path: Path | None = None) -> nn.Module:
@@ -236,7 +240,7 @@ def inflate_into(model: nn.Module, state: dict[str, Tensor], path: Path | None =
             for j, block in enumerate(blocks):
                 _inflate_block(block, state, f"layer{layer}.{j}")
     except ValueError as err:  # a layer of another shape: a ResNet-50 altered, or another network under its names
-        holds = f"{path} holds" if path is not None else "the weights hold"
-        raise SpecError(f"'model.pretrained': {holds} a layer of another shape than a torchvision ResNet-50's of the "
-                        f"model's width: {err}. Give a ResNet-50 state dict ({HOW_TO_SAVE}).") from None
+        raise SpecError(f"'model.pretrained': {_holder(path)} a layer of another shape than a torchvision "
+                        f"ResNet-50's of the model's width: {err}. Give a ResNet-50 state dict ({HOW_TO_SAVE})."
+                        ) from None
     return model
