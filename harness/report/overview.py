@@ -54,6 +54,7 @@ def overview_rows(suite: str, scale: str | None, tables: Sequence[Table],
                          "speedup": r.get("speedup") if measured else None,
                          "accuracy": r.get(metric) if measured else None,
                          "delta": r.get(f"{metric}_delta") if measured else None,
+                         "interval": r.get(f"{metric}_delta_interval") if measured else None,
                          "seeds": r.get("seeds") if measured else None})
     return rows
 
@@ -86,15 +87,21 @@ def _cell(value: Any, kind: str) -> str:
     return "" if value is None else fmt(value, kind)
 
 
+def _delta(delta: float, interval: float | None, seeds: int) -> str:
+    """'-2.1 ± 4.0 (3)': the difference, its 95% interval where it has one, and the run's seeds."""
+    within = "" if interval is None else f" ± {interval:.1f}"
+    return f"{delta:+.1f}{within} ({seeds})"
+
+
 HEADER = ("table", "paper row", "our run", "paper speedup", "predicted speedup (paper scale)", "measured speedup",
-          "Δ accuracy vs baseline (seeds)", "paper Δ")
+          "Δ accuracy vs baseline ± 95% (seeds)", "paper Δ")
 
 
 def overview_cells(rows: Sequence[Mapping[str, Any]]) -> tuple[list[list[str]], str]:
     """All suites' overview rows as printed cells (in HEADER's order), and a note on where each column comes from."""
     cells = []
     for r in in_paper_order(rows):
-        delta = "" if r.get("delta") is None else f"{r['delta']:+.1f} ({r.get('seeds') or 1})"
+        delta = "" if r.get("delta") is None else _delta(r["delta"], r.get("interval"), r.get("seeds") or 1)
         paper_delta = r.get("paper_delta")
         cells.append([str(r["table"]), str(r["paper_row"]), str(r["variant"]), _cell(r.get("paper_speedup"), "ratio"),
                       _predicted(r), _cell(r.get("speedup"), "ratio"), delta,
@@ -104,7 +111,9 @@ def overview_cells(rows: Sequence[Mapping[str, Any]]) -> tuple[list[list[str]], 
     note = (f"Predicted: `harness profile` of the paper's recipe and shapes on one {' / '.join(gpus) or '?'} "
             f"with the step mode in brackets, the fastest profiled for the suite (results/profile/). Measured: "
             f"our runs at {' / '.join(scales) or 'no'} scale, against the row's 1.0× baseline run; Δ accuracy in "
-            f"points of top-1 (mAP for Charades), mean over the seeds in brackets. Paper Δ: the paper's accuracy "
+            f"points of top-1 (mAP for Charades), mean over the seeds in brackets, ± 1.96 standard errors of the "
+            f"difference (over seeds where a side has several, else from its validation videos; none for one mAP "
+            f"score): a run whose Δ lies above minus that keeps the baseline's accuracy. Paper Δ: the paper's accuracy "
             f"minus its baseline row's (same model, pre-training, clip length and crop). Empty: not run yet.")
     return cells, note
 

@@ -132,6 +132,34 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def standard_error(row: Mapping[str, Any], metric: str = "top1") -> float | None:
+    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else, for
+    top-1, the binomial error of one score on its validation videos, √(p(1−p)/videos). One mAP score has no such
+    formula (it ranks videos per class), so a single-seed mAP has none (None)."""
+    value, std, n = row.get(metric), row.get(f"{metric}_std"), row.get("seeds") or 1
+    if value is None:
+        return None
+    if std is not None and n >= 2:
+        return float(std) / math.sqrt(n)
+    if metric != "top1":
+        return None
+    videos = row.get("videos")
+    if not videos:
+        return None
+    p = min(max(float(value) / 100, 0.0), 1.0)
+    return 100 * math.sqrt(p * (1 - p) / int(videos))
+
+
+def difference_interval(run: Mapping[str, Any], base: Mapping[str, Any], metric: str = "top1") -> float | None:
+    """Half-width of the 95% interval of `run`'s accuracy minus `base`'s: 1.96 standard errors of the difference.
+    A top-1 has one where either side has an error (a side without one, no seeds and no videos recorded, counts
+    as 0); an mAP only where both sides have several seeds. None otherwise."""
+    run_se, base_se = standard_error(run, metric), standard_error(base, metric)
+    if (run_se is None or base_se is None) if metric != "top1" else (run_se is None and base_se is None):
+        return None
+    return 1.96 * math.hypot(run_se or 0.0, base_se or 0.0)
+
+
 def resumed_note(record: Mapping[str, Any]) -> str:
     """'resumed …' when the recorded attempt continued an earlier one, else ''. Records from before the trainer
     stored where an attempt began tell by a last attempt shorter than the train time they report."""
@@ -158,12 +186,15 @@ def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None) -> dict[str
     (None without a baseline record)."""
     if base is None:
         return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None,
-                "top1_delta": None, "map_delta": None}
+                "top1_delta": None, "map_delta": None, "top1_delta_interval": None, "map_delta_interval": None}
     b = run_numbers(base)
+    itself = numbers["variant"] == b["variant"]  # a baseline row: its difference is 0 by definition, no interval
     return {"iteration_ratio": _ratio(b["iterations"], numbers["iterations"]),
             "speedup": _ratio(b["train_s"], numbers["train_s"]),
             "flops_ratio": _ratio(b["gflops"], numbers["gflops"]),
-            "top1_delta": _difference(numbers["top1"], b["top1"]), "map_delta": _difference(numbers["map"], b["map"])}
+            "top1_delta": _difference(numbers["top1"], b["top1"]), "map_delta": _difference(numbers["map"], b["map"]),
+            **{f"{m}_delta_interval": None if itself or numbers[m] is None or b[m] is None
+               else difference_interval(numbers, b, m) for m in ("top1", "map")}}
 
 
 def _difference(a: Any, b: Any) -> float | None:

@@ -6,32 +6,13 @@ at equal training time, above the baselines)."""
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.provenance import provenance_of
-from harness.report.tables import OK, Column, Table
+from harness.report.tables import OK, Column, Table, difference_interval
 
 CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain at a converged setting
-
-
-def standard_error(row: Mapping[str, Any], metric: str = "top1") -> float | None:
-    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else, for
-    top-1, the binomial error of one score on its validation videos, √(p(1−p)/videos). One mAP score has no such
-    formula (it ranks videos per class), so a single-seed mAP has none (None)."""
-    value, std, n = row.get(metric), row.get(f"{metric}_std"), row.get("seeds") or 1
-    if value is None:
-        return None
-    if std is not None and n >= 2:
-        return float(std) / math.sqrt(n)
-    if metric != "top1":
-        return None
-    videos = row.get("videos")
-    if not videos:
-        return None
-    p = min(max(float(value) / 100, 0.0), 1.0)
-    return 100 * math.sqrt(p * (1 - p) / int(videos))
 
 
 def baseline_curve(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -121,16 +102,12 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         if (r.get("status") != OK or r.get(metric) is None or own is None or own.get(metric) is None
                 or r.get("variant") == own["variant"]):  # a baseline is not judged against itself
             continue
-        run_se, base_se = standard_error(r, metric), standard_error(own, metric)
-        # A top-1 always has an error (its videos'; none recorded counts as 0); an mAP only over seeds, and a
-        # difference with one side's error unknown has no interval.
-        known = metric == "top1" or (run_se is not None and base_se is not None)
-        se = math.hypot(run_se or 0.0, base_se or 0.0) if known else None
+        interval = difference_interval(r, own, metric)
         delta = r[metric] - own[metric]
-        keeps = "" if se is None else "yes" if delta >= -1.96 * se else "no"
+        keeps = "" if interval is None else "yes" if delta >= -interval else "no"
         predicted = bound.get(str(r.get("variant")))
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
-                    "score": r[metric], "delta": delta, "interval": None if se is None else 1.96 * se,
+                    "score": r[metric], "delta": delta, "interval": interval,
                     "keeps": keeps, "against": own["variant"],
                     "speedup": r.get("speedup"), "bound": predicted,
                     "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted,

@@ -14,8 +14,9 @@ import pytest
 from harness import reproduce as rep
 from harness.config import compose
 from harness.report.inputs import load_records, select_records
-from harness.report.tables import paper_table, runs_table
-from harness.report.verdict import convergence_sentence, ordering_sentences, standard_error, verdict_table
+from harness.report.overview import overview_cells, overview_rows
+from harness.report.tables import paper_table, runs_table, standard_error
+from harness.report.verdict import convergence_sentence, ordering_sentences, verdict_table
 from harness.results import record_path, recorded, reuse_record, same_run_elsewhere
 from tests.unit.test_report_tables import PAPER, SUITE, make_record
 
@@ -41,6 +42,22 @@ def test_seeds_of_a_run_become_mean_and_std_and_speedup_divides_mean_times():
     row = next(r for r in paper_table("1a", SUITE, chosen, PAPER).rows if r.get("variant") == "multigrid")
     assert row["speedup"] == pytest.approx(100.0 / 50.0)
     assert row["seeds"] == 2 and row["top1_std"] == pytest.approx(2 ** 0.5 * 2)
+
+
+def test_the_overview_gives_each_difference_its_95_percent_interval_and_the_baseline_none():
+    records = [seeded("baseline", s, top1, 100.0, kind="baseline") for s, top1 in ((0, 90.0), (1, 92.0), (2, 94.0))]
+    records += [seeded("multigrid", 0, 80.0, 40.0), seeded("multigrid", 1, 84.0, 60.0)]
+    _, chosen, _ = select_records(SUITE, records)
+    table = paper_table("1a", SUITE, chosen, PAPER)
+    rows = {r["variant"]: r for r in table.rows if r.get("variant")}
+    # std 2.0 over 3 seeds against std 2√2 over 2 seeds
+    interval = 1.96 * math.hypot(2.0 / math.sqrt(3), 2.0)
+    assert rows["multigrid"]["top1_delta_interval"] == pytest.approx(interval)
+    assert rows["baseline"]["top1_delta_interval"] is None  # its difference to itself is 0 by definition
+    cells, note = overview_cells(overview_rows("s", "smoke", [table], []))
+    by_run = {c[2]: c for c in cells}
+    assert by_run["multigrid"][6] == f"-10.0 ± {interval:.1f} (2)" and by_run["baseline"][6] == "+0.0 (3)"
+    assert "1.96 standard errors" in note
 
 
 def test_only_the_seeds_of_a_runs_newest_settings_are_averaged():
