@@ -73,7 +73,7 @@ class ModelSpec:
     target: str | None = None  # "pkg.module:factory" for a user model
     dropout: float = 0.5
     width: float = 1.0  # channel multiplier; smoke scale shrinks it
-    pretrained: str | None = None  # path to an ImageNet ResNet-50 state dict to inflate
+    pretrained: str | None = None  # an ImageNet ResNet-50 state dict to inflate, or the same video model's weights
     # On CUDA, the stem convolutions' 3 input channels padded with zeros to this many (e.g. 8, where cuDNN has
     # tensor-core kernels for channels-last bf16): the same convolution, other kernels; 0: off.
     pad_stem_channels: int = 0

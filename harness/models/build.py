@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from pathlib import Path
 
 from torch import nn
@@ -13,6 +14,7 @@ from harness.models.resnet3d import pad_stem_channels
 from harness.spec import ModelSpec, SpecError
 
 OWN_FAMILIES = ("slowfast_", "i3d_")
+log = logging.getLogger("harness.models")
 
 
 def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
@@ -31,12 +33,22 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
                         f"'{model.name}' is a torchvision model. Leave model.width=1.0.")
     net = entry.factory(num_classes=num_classes, dropout=model.dropout, width=model.width)
     if model.pretrained:
-        from harness.models.inflate import inflate_into, load_resnet50_state
-
-        path = Path(model.pretrained)
-        inflate_into(net, load_resnet50_state(path), path)
+        start_from(net, Path(model.pretrained))
     pad_stem_channels(net, model.pad_stem_channels)
     return net
+
+
+def start_from(net: nn.Module, path: Path) -> None:
+    """Load `path` (model.pretrained) into `net` in place: a video model's weights as they are (fine-tuning, the
+    classifier afresh where the classes differ), an ImageNet ResNet-50 inflated to 3D."""
+    from harness.models.inflate import inflate_into, read_state_dict, resnet50_state
+    from harness.models.video_weights import is_video_state, load_video_weights
+
+    state = read_state_dict(path)
+    if is_video_state(state):
+        log.info(load_video_weights(net, state, path))
+    else:
+        inflate_into(net, resnet50_state(state, path), path)
 
 
 def _require_factory_accepts(target: str, factory, arguments: dict) -> None:

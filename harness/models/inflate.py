@@ -111,15 +111,13 @@ def _which_resnet(state: dict) -> str | None:
     return f"{name} ({', '.join(map(str, blocks))} {'bottleneck' if bottleneck else 'basic'} blocks per stage)"
 
 
-def load_resnet50_state(path: Path) -> dict[str, Tensor]:
-    """A torchvision ResNet-50 state dict from `path`, as torchvision or another tool saved it (under one of
-    WRAPPERS, with a prefix such as 'module.' or 'backbone.', in MMAction2's names; a .safetensors file; the file
-    formats :mod:`harness.models.weight_files` reads). SpecError naming what is wrong, before any training: no such
-    file, not a checkpoint (what it is instead), a pickled object other than tensors, an empty dict, a video model's
-    weights, another ResNet, or entries that inflation needs missing (with a few of those the file holds)."""
+def read_state_dict(path: Path) -> dict:
+    """The state dict in the file `model.pretrained` names, out of the wrapper a tool saved it in (one of WRAPPERS);
+    the file formats :mod:`harness.models.weight_files` reads. SpecError naming what is wrong, before any training:
+    no such file, not a checkpoint (what it is instead), a pickled object other than tensors, an empty dict."""
     if not path.is_file():
         raise SpecError(f"'model.pretrained': no file at {path}. Give the path of a torchvision ResNet-50 state dict "
-                        f"({HOW_TO_SAVE}).")
+                        f"({HOW_TO_SAVE}) or of a checkpoint of the same video model.")
     state = read_weights(path, "'model.pretrained'", HOW_TO_SAVE)
     for key in WRAPPERS:
         if isinstance(state, dict) and isinstance(state.get(key), dict):
@@ -129,6 +127,19 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
                         f"({HOW_TO_SAVE}).")
     if not state:
         raise SpecError(f"'model.pretrained': {path} holds an empty dict: no weights ({HOW_TO_SAVE}).")
+    return state
+
+
+def load_resnet50_state(path: Path) -> dict[str, Tensor]:
+    """A torchvision ResNet-50 state dict from `path`, as torchvision or another tool saved it (read_state_dict's
+    formats and wrappers, with a prefix such as 'module.' or 'backbone.', in MMAction2's names)."""
+    return resnet50_state(read_state_dict(path), path)
+
+
+def resnet50_state(state: dict, path: Path) -> dict[str, Tensor]:
+    """The torchvision ResNet-50 in `state` (read from `path`). SpecError naming what is wrong, before any training:
+    a video model's weights, another ResNet, or entries that inflation needs missing (with a few of those the file
+    holds)."""
     state = _strip_prefix(_torchvision_names({k: v for k, v in state.items() if isinstance(k, str)}), path)
     needed = resnet50_keys()
     missing = [k for k in needed if not isinstance(state.get(k), torch.Tensor)]
@@ -136,9 +147,9 @@ def load_resnet50_state(path: Path) -> dict[str, Tensor]:
     if video is not None:
         raise SpecError(f"'model.pretrained': {path} holds a video model's weights, not a 2D ResNet-50's: its "
                         f"convolutions are already 3D ({video}; {_found(state)}), as PySlowFast, PyTorchVideo, "
-                        f"torchvision's video models and MMAction2's 3D models save them. model.pretrained takes an "
-                        f"ImageNet ResNet-50 state dict, which the harness inflates ({HOW_TO_SAVE}); starting from a "
-                        f"video model's weights is not supported.")
+                        f"torchvision's video models and MMAction2's 3D models save them. Inflation takes an "
+                        f"ImageNet ResNet-50 state dict ({HOW_TO_SAVE}); model.pretrained loads a video model's "
+                        f"weights as they are only into the same model (harness train's or PySlowFast's checkpoints).")
     other = _which_resnet(state)
     if other is not None:
         raise SpecError(f"'model.pretrained': {path} holds {other}; inflation needs a ResNet-50 "

@@ -176,3 +176,15 @@ def test_a_validation_split_of_bad_videos_ends_with_its_message_not_a_nan_score(
     assert "harness train: error: None of the 4 videos evaluated could be read (e.g. " in err
     assert "Run 'harness data check' on the dataset." in err
     assert not (tmp_path / "run" / "record.json").exists()  # no record of a NaN accuracy
+
+
+def test_a_run_fine_tunes_from_another_runs_checkpoint(tiny_root, tmp_path, caplog):
+    """model.pretrained naming a checkpoint harness train wrote: the next run starts from those weights (as the
+    paper's SSv2 and Charades recipes start from Kinetics), and says so in its log."""
+    first = tmp_path / "first"
+    train(compose(tiny_overrides(tiny_root, first, "train.checkpoint_every=4")))
+    checkpoint = ckpt.list_checkpoints(first / "checkpoints")[-1]
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        record = train(compose(tiny_overrides(tiny_root, tmp_path / "second", f"model.pretrained={checkpoint}")))
+    assert f"started from {checkpoint}: every layer, the classifier included" in caplog.text
+    assert record["spec"]["model"]["pretrained"] == str(checkpoint) and record["final"]["top1"] is not None

@@ -1,0 +1,106 @@
+"""Start a video model from another video model's weights: fine-tuning, as the paper's SSv2 and Charades recipes
+start from a Kinetics-400 model (`model.pretrained` naming a video checkpoint instead of an ImageNet ResNet-50).
+
+Read: the harness's own names (a trainer checkpoint, whose weights sit under "model", or a state dict saved from one
+of its models) and PySlowFast's (the "model_state" of its .pyth checkpoints; :mod:`harness.models.pyslowfast_names`
+renames them), with or without a wrapper's prefix ('module.' of DDP, '_orig_mod.' of torch.compile). Every tensor of
+the model must come from the file with the model's shape, except the classifier: where the file's has another
+number of classes (the Kinetics model's 400 for SSv2's 174) the model keeps its freshly initialised one, as
+fine-tuning on another dataset does. What does not fit is a SpecError that names the file and the entries, before
+any training.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from harness.models.pyslowfast_names import is_pyslowfast, pyslowfast_to_harness
+from harness.spec import SpecError
+
+Tensor = torch.Tensor
+# BN's count of batches seen: PyTorch keeps it, the trainer never reads it (momentum is fixed), and other tools
+# leave it out of their checkpoints.
+OPTIONAL = "num_batches_tracked"
+
+
+def is_video_state(state: dict) -> bool:
+    """Whether `state` holds a video model's weights (3D convolutions) rather than an image model's."""
+    return any(isinstance(v, Tensor) and v.dim() == 5 for v in state.values())
+
+
+def _classifier(model: nn.Module) -> tuple[str, ...]:
+    """The entries of the model's classifier: its last linear layer's (head.fc here, fc in torchvision's models)."""
+    last = [name for name, module in model.named_modules() if isinstance(module, nn.Linear)]
+    return (f"{last[-1]}.weight", f"{last[-1]}.bias") if last else ()
+
+
+def _unpadded(weight: Tensor, shape: torch.Size) -> Tensor:
+    """A stem convolution saved with its input channels padded with zeros (model.pad_stem_channels), cut back to
+    the model's `shape` where only the padding differs; anything else as it is."""
+    if (weight.dim() == 5 and len(shape) == 5 and weight.shape[1] > shape[1]
+            and weight.shape[:1] + weight.shape[2:] == shape[:1] + shape[2:]
+            and not weight[:, shape[1]:].any()):
+        return weight[:, : shape[1]]
+    return weight
+
+
+def _listed(keys: list[str], limit: int = 4) -> str:
+    return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def _without_prefix(state: dict[str, Tensor], anchor: str, path: Path) -> dict[str, Tensor]:
+    """`state` with the prefix before `anchor` (the model's first entry) removed from every key that has it; unchanged
+    where `anchor` is there as it is or nowhere."""
+    if anchor in state:
+        return state
+    prefixes = sorted({k[: -len(anchor)] for k in state if k.endswith("." + anchor)})
+    if not prefixes:
+        return state
+    if len(prefixes) > 1:
+        raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} models (under "
+                        f"{', '.join(repr(p) for p in prefixes)}); save the one to start from on its own.")
+    return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
+
+
+def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
+    """Load the video weights `state` (read from `path`) into `model` in place; a sentence saying what was loaded
+    (for the run's log). SpecError, naming the file, where they do not fit the model."""
+    tensors = {k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, Tensor)}
+    own, classifier = model.state_dict(), _classifier(model)
+    if is_pyslowfast(tensors):
+        tensors = pyslowfast_to_harness(model, tensors, path)
+    tensors = _without_prefix(tensors, next(iter(own)), path)
+    missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL)]
+    if not any(k in tensors for k in own if k not in classifier and not k.endswith(OPTIONAL)):
+        raise SpecError(f"'model.pretrained': {path} holds another model's weights: none of the "
+                        f"{type(model).__name__}'s entries is there (such as {_listed(missing, 2)}); it holds "
+                        f"{_listed(list(tensors), 3)}. Give a checkpoint of the same model (harness train writes "
+                        f"one per epoch under output_dir/checkpoints/).")
+    tensors = {k: _unpadded(v, own[k].shape) if k in own else v for k, v in tensors.items()}
+    unexpected = [k for k in tensors if k not in own]
+    reshaped = [k for k in own if k in tensors and tensors[k].shape != own[k].shape and k not in classifier]
+    if missing or unexpected or reshaped:
+        parts = ([f"{len(missing)} of the model's entries missing ({_listed(missing)})"] if missing else []) + \
+                ([f"{len(unexpected)} the model does not have ({_listed(unexpected)})"] if unexpected else []) + \
+                ([f"{len(reshaped)} of another shape (" + _listed([f"{k} {tuple(tensors[k].shape)} where the model "
+                  f"has {tuple(own[k].shape)}" for k in reshaped], 2) + ")"] if reshaped else [])
+        raise SpecError(f"'model.pretrained': {path} does not hold weights of this model ({type(model).__name__} "
+                        f"at model.width and the recipe's layout): {'; '.join(parts)}. Give a checkpoint of the same "
+                        f"model at the same width, from harness train or PySlowFast.")
+    not_finite = [k for k in own if k in tensors and tensors[k].is_floating_point() and not
+                  torch.isfinite(tensors[k]).all()]
+    if not_finite:
+        raise SpecError(f"'model.pretrained': {path} holds weights that are not finite numbers (NaN or infinity) in "
+                        f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({_listed(not_finite)}), "
+                        f"as a training that diverged saves them. Give the weights of a training that converged.")
+    fresh_head = any(k in tensors and tensors[k].shape != own[k].shape for k in classifier)
+    loaded = {k: v for k, v in tensors.items() if not (fresh_head and k in classifier)}
+    model.load_state_dict(loaded, strict=False)
+    if fresh_head:
+        classes = tensors[classifier[0]].shape[0]
+        return (f"started from {path}: every layer but the classifier ({classes} classes there, "
+                f"{own[classifier[0]].shape[0]} here, initialised afresh)")
+    return f"started from {path}: every layer, the classifier included"
