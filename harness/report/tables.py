@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.provenance import provenance_of
@@ -330,7 +331,36 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
              SEEDS_NOTE)
     if not rows:
         notes += (f"The paper CSV has no rows for table {table_id!r}.",)
+    notes += pretraining_notes(rows, assigned, chosen)
     return Table(table_id, TABLE_TITLES.get(table_id, f"Table {table_id}"), tuple(columns), tuple(out), notes)
+
+
+PAPER_PRETRAINING = {"imagenet": "ImageNet", "kinetics400": "Kinetics-400"}
+
+
+def pretraining_notes(rows: Sequence[Mapping[str, str]], assigned: Mapping[int, Sequence[RunDef]],
+                      chosen: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """Where each run's weights started, beside where the paper's row started: the runs trained from scratch whose
+    paper row starts from pre-trained weights (the comparison then differs from the paper's), and the files the
+    others started from (model.pretrained)."""
+    scratch: dict[str, list[str]] = {}
+    started: dict[str, list[str]] = {}
+    for i, paper_row in enumerate(rows):
+        for run in assigned[i]:
+            record = chosen.get(run.variant)
+            if record is None:
+                continue
+            weights = ((record.get("spec") or {}).get("model") or {}).get("pretrained")
+            if weights:
+                started.setdefault(Path(str(weights)).name, []).append(run.variant)
+            elif paper_row.get("pretrain", "none") in PAPER_PRETRAINING:
+                scratch.setdefault(PAPER_PRETRAINING[paper_row["pretrain"]], []).append(run.variant)
+    notes = [f"Trained from scratch where the paper starts from {source} weights: {', '.join(dict.fromkeys(runs))} "
+             f"(model.pretrained=PATH fine-tunes from a checkpoint, as the paper does)."
+             for source, runs in scratch.items()]
+    notes += [f"Started from {name} (model.pretrained): {', '.join(dict.fromkeys(runs))}."
+              for name, runs in started.items()]
+    return tuple(notes)
 
 
 def method_of(run: RunDef, record: Mapping[str, Any] | None) -> str:

@@ -178,6 +178,22 @@ def test_map_tables_show_map():
     assert table.rows[0]["map"] == 12.5 and table.rows[0]["paper_map"] == 38.0
 
 
+def test_each_table_says_where_its_runs_weights_started_beside_the_papers():
+    suite = suite_from_mapping("c", {"tables": ["6"], "runs": {
+        "baseline": {"recipe": "charades_slowfast_r50_16x8", "paper": [["6", "baseline"]]}}})
+    scratch = make_record("baseline", kind="baseline", metric="map", top1=12.5)
+    (note,) = [n for n in paper_table("6", suite, {"baseline": scratch}, PAPER).notes if "scratch" in n]
+    assert note.startswith("Trained from scratch where the paper starts from Kinetics-400 weights: baseline")
+    tuned = copy.deepcopy(scratch)
+    tuned["spec"]["model"]["pretrained"] = "/ckpt/k400/checkpoint_000012000.pt"
+    notes = paper_table("6", suite, {"baseline": tuned}, PAPER).notes
+    assert "Started from checkpoint_000012000.pt (model.pretrained): baseline." in notes
+    assert not any("scratch" in n for n in notes)
+    # Rows the paper trains from scratch too say nothing.
+    assert not any("scratch" in n or "Started" in n for n in paper_table("1a", SUITE, {
+        "baseline": make_record("baseline", kind="baseline")}, PAPER).notes)
+
+
 def test_one_scale_and_the_newest_record_per_variant_are_reported():
     records = [make_record("baseline", kind="baseline", train_s=1.0, date="2026-01-01T00:00:00+00:00"),
                make_record("baseline", kind="baseline", train_s=2.0, date="2026-01-02T00:00:00+00:00"),
