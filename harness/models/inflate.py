@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from harness.models.caffe2_names import is_caffe2
 from harness.models.resnet3d import Bottleneck, Stem
 from harness.models.weight_files import read_weights
 from harness.spec import SpecError
@@ -28,8 +29,9 @@ Tensor = torch.Tensor
 
 # Where other tools keep the weights inside a checkpoint: plain torchvision; {"state_dict": ...} (Lightning,
 # mmpretrain/mmaction, timm's train script); {"model": ...} (DeiT, detectron2-style trainers, torchvision's reference
-# scripts); {"model_state": ...} (pycls and PySlowFast); {"model_state_dict": ...} (PyTorch's checkpoint tutorial).
-WRAPPERS = ("state_dict", "model", "model_state", "model_state_dict")
+# scripts); {"model_state": ...} (pycls and PySlowFast); {"model_state_dict": ...} (PyTorch's checkpoint tutorial);
+# {"blobs": ...} (Caffe2's checkpoints, read by weight_files).
+WRAPPERS = ("state_dict", "model", "model_state", "model_state_dict", "blobs")
 RESNET50_BLOCKS = (3, 4, 6, 3)  # bottleneck blocks per stage
 # Other torchvision ResNets by (blocks per stage, bottleneck), to name what a wrong file holds.
 RESNETS = {((2, 2, 2, 2), False): "ResNet-18", ((3, 4, 6, 3), False): "ResNet-34",
@@ -101,6 +103,11 @@ def _found(state: dict) -> str:
     return f"its entries are {shown}, none a tensor"
 
 
+def _listed_keys(state: dict, limit: int = 3) -> str:
+    keys = [str(k) for k in state]
+    return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
 def _which_resnet(state: dict) -> str | None:
     """A torchvision ResNet other than ResNet-50 that `state` holds, named with its blocks per stage; else None."""
     blocks = tuple(len({k.split(".")[1] for k in state if k.startswith(f"layer{i}.")}) for i in (1, 2, 3, 4))
@@ -150,6 +157,11 @@ def resnet50_state(state: dict, path: Path) -> dict[str, Tensor]:
                         f"torchvision's video models and MMAction2's 3D models save them. Inflation takes an "
                         f"ImageNet ResNet-50 state dict ({HOW_TO_SAVE}); model.pretrained loads a video model's "
                         f"weights as they are only into the same model (harness train's or PySlowFast's checkpoints).")
+    if is_caffe2(state):
+        raise SpecError(f"'model.pretrained': {path} is a Caffe2 checkpoint (a pickle of {{'blobs': ...}}) of an image "
+                        f"model, in Caffe2's names ({_listed_keys(state)}): inflation reads a torchvision ResNet-50 "
+                        f"state dict ({HOW_TO_SAVE}). Caffe2 checkpoints are read for video models (PySlowFast's "
+                        f"SlowFast and I3D model zoo).")
     other = _which_resnet(state)
     if other is not None:
         raise SpecError(f"'model.pretrained': {path} holds {other}; inflation needs a ResNet-50 "

@@ -2,12 +2,13 @@
 start from a Kinetics-400 model (`model.pretrained` naming a video checkpoint instead of an ImageNet ResNet-50).
 
 Read: the harness's own names (a trainer checkpoint, whose weights sit under "model", or a state dict saved from one
-of its models) and PySlowFast's (the "model_state" of its .pyth checkpoints; :mod:`harness.models.pyslowfast_names`
-renames them), with or without a wrapper's prefix ('module.' of DDP, '_orig_mod.' of torch.compile). Every tensor of
-the model must come from the file with the model's shape, except the classifier: where the file's has another
-number of classes (the Kinetics model's 400 for SSv2's 174) the model keeps its freshly initialised one, as
-fine-tuning on another dataset does. What does not fit is a SpecError that names the file and the entries, before
-any training.
+of its models), PySlowFast's (the "model_state" of its .pyth checkpoints; :mod:`harness.models.pyslowfast_names`
+renames them) and Caffe2's (the "blobs" of PySlowFast's Caffe2 model zoo .pkl files;
+:mod:`harness.models.caffe2_names`), with or without a wrapper's prefix ('module.' of DDP, '_orig_mod.' of
+torch.compile). Every tensor of the model must come from the file with the model's shape, except the classifier:
+where the file's has another number of classes (the Kinetics model's 400 for SSv2's 174) the model keeps its
+freshly initialised one, as fine-tuning on another dataset does. What does not fit is a SpecError that names the
+file and the entries, before any training.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from harness.models.caffe2_names import caffe2_to_pyslowfast, is_caffe2
 from harness.models.pyslowfast_names import is_pyslowfast, pyslowfast_to_harness
 from harness.spec import SpecError
 
@@ -70,6 +72,8 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     (for the run's log). SpecError, naming the file, where they do not fit the model."""
     tensors = {k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, Tensor)}
     own, classifier = model.state_dict(), _classifier(model)
+    if is_caffe2(tensors):
+        tensors = caffe2_to_pyslowfast(tensors)
     if is_pyslowfast(tensors):
         tensors = pyslowfast_to_harness(model, tensors, path)
     tensors = _without_prefix(tensors, next(iter(own)), path)
@@ -89,7 +93,7 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
                   f"has {tuple(own[k].shape)}" for k in reshaped], 2) + ")"] if reshaped else [])
         raise SpecError(f"'model.pretrained': {path} does not hold weights of this model ({type(model).__name__} "
                         f"at model.width and the recipe's layout): {'; '.join(parts)}. Give a checkpoint of the same "
-                        f"model at the same width, from harness train or PySlowFast.")
+                        f"model at the same width, from harness train or PySlowFast (.pyth, or its Caffe2 .pkl).")
     not_finite = [k for k in own if k in tensors and tensors[k].is_floating_point() and not
                   torch.isfinite(tensors[k]).all()]
     if not_finite:

@@ -3,15 +3,18 @@
 Read: what ``torch.save`` writes (its zip format and the legacy pickle one) through torch's weights-only unpickler,
 which builds tensors and plain containers only (and ``argparse.Namespace``, which torchvision's reference scripts
 save beside the weights as ``args``); ``.safetensors`` files (Hugging Face, timm), parsed here: an 8-byte
-little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, then the raw little-endian data.
-Named instead of read: an empty file, a zip archive cut short, a Caffe2 pickle ({"blobs": ...}: Detectron's and
-PySlowFast's Caffe2 model zoos), any other plain pickle (``pickle.dump``; never unpickled: that can run code), a
-web page, and files that are none of these. Every error is a SpecError that starts with `what` and the file.
+little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, then the raw little-endian data;
+Caffe2 checkpoints ({"blobs": {name: NumPy array}}: Detectron's and PySlowFast's Caffe2 model zoos), through an
+unpickler that builds NumPy arrays and plain containers only.
+Named instead of read: an empty file, a zip archive cut short, any other plain pickle (``pickle.dump``; never
+unpickled: that can run code), a web page, and files that are none of these. Every error is a SpecError that
+starts with `what` and the file.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import io
 import json
 import pickle
@@ -20,6 +23,7 @@ import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from harness.spec import SpecError
@@ -46,7 +50,10 @@ def read_weights(path: Path, what: str, how_to_save: str) -> object:
                         f"or download that did not finish leaves it ({path.stat().st_size} bytes); copy or download it "
                         f"again.")
     if head.startswith(b"\x80") and not head.startswith(TORCH_LEGACY_HEAD):
-        raise SpecError(_pickle_refusal(path, what, head, how_to_save))
+        strings, classes = _pickle_names(head)
+        if "blobs" in strings:
+            return _read_caffe2(path, what, how_to_save)
+        raise SpecError(_pickle_refusal(path, what, classes, how_to_save))
     if head.lstrip()[:1] == b"<":
         raise SpecError(f"{what}: {path} is a web page or other markup, not a checkpoint (a download that saved an "
                         f"error or sign-in page?): it starts with {head.lstrip()[:40]!r}. Download the file itself.")
@@ -101,8 +108,8 @@ def _read_safetensors(path: Path, what: str) -> dict[str, torch.Tensor]:
     return state
 
 
-def _pickle_refusal(path: Path, what: str, head: bytes, how_to_save: str) -> str:
-    """Why a plain pickle is not read, from its first opcodes (read, not run: pickletools only parses)."""
+def _pickle_names(head: bytes) -> tuple[list[str], list[str]]:
+    """The strings and the classes a pickle's first opcodes name (read, not run: pickletools only parses)."""
     strings: list[str] = []
     classes: list[str] = []
     try:
@@ -115,10 +122,48 @@ def _pickle_refusal(path: Path, what: str, head: bytes, how_to_save: str) -> str
                 classes.append(f"{strings[-2]}.{strings[-1]}")
     except ValueError:  # the head ends mid-opcode, or the file is no pickle after all: what was read is enough
         pass
-    if "blobs" in strings:
-        return (f"{what}: {path} is a Caffe2 checkpoint (a pickle of {{'blobs': ...}} of NumPy arrays, as the "
-                f"Detectron and PySlowFast Caffe2 model zoos publish them), which is not read: unpickling can run "
-                f"code, and its names and BN layout are Caffe2's. Give a PyTorch state dict ({how_to_save}).")
-    named = f" (it names {classes[0]})" if classes else ""  # the first: later names may come from its memo
+    return strings, classes
+
+
+def _pickle_refusal(path: Path, what: str, classes: list[str], how_to_save: str) -> str:
+    """Why a plain pickle is not read, naming the first class it names (later names may come from its memo)."""
+    named = f" (it names {classes[0]})" if classes else ""
     return (f"{what}: {path} is a plain Python pickle (pickle.dump), not a file torch.save wrote{named}; it is not "
             f"unpickled, as that can run code. Save the weights with torch.save ({how_to_save}).")
+
+
+# What a pickle of NumPy arrays names: numpy's array and scalar rebuilders and its array and dtype classes, and,
+# in pickles Python 3 wrote at protocol 2 (which has no bytes opcode), the codec call that turns text into bytes.
+_NUMPY_MODULES = ("numpy", "numpy.core.multiarray", "numpy._core.multiarray")
+_NUMPY_GLOBALS = {"_reconstruct": np.zeros(1).__reduce__()[0], "scalar": np.float32(0).__reduce__()[0],
+                  "ndarray": np.ndarray, "dtype": np.dtype}
+
+
+class _NumPyArraysOnly(pickle.Unpickler):
+    """Unpickles NumPy arrays in plain containers and nothing else: any other class or function a pickle names is
+    refused before it is called, so reading cannot run code."""
+
+    def find_class(self, module: str, name: str):
+        if module in _NUMPY_MODULES and name in _NUMPY_GLOBALS:
+            return _NUMPY_GLOBALS[name]
+        if (module, name) == ("_codecs", "encode"):
+            return codecs.encode
+        raise pickle.UnpicklingError(f"it names {module}.{name}, which is not a NumPy array's part")
+
+
+def _read_caffe2(path: Path, what: str, how_to_save: str) -> dict[str, dict[str, torch.Tensor]]:
+    """{'blobs': {name: tensor}} of a Caffe2 checkpoint (a pickle of {'blobs': {name: NumPy array}, ...}, as Detectron
+    and PySlowFast's Caffe2 model zoo publish them, often from Python 2), unpickled with NumPy's parts only."""
+    try:
+        with open(path, "rb") as f:
+            saved = _NumPyArraysOnly(f, encoding="latin1").load()
+    except Exception as err:  # a file cut short, or a pickle that names anything else: never unpickled further
+        raise SpecError(f"{what}: {path} looks like a Caffe2 checkpoint (a pickle of {{'blobs': ...}}) but cannot be "
+                        f"read as one ({type(err).__name__}: {err}). Give a PyTorch state dict ({how_to_save}) or "
+                        f"the Caffe2 file as published.") from None
+    blobs = saved.get("blobs") if isinstance(saved, dict) else None
+    if not isinstance(blobs, dict):
+        raise SpecError(f"{what}: {path} is a pickle that names 'blobs' but holds no {{'blobs': {{name: array}}}} "
+                        f"dict, so it is no Caffe2 checkpoint. Give a PyTorch state dict ({how_to_save}).")
+    return {"blobs": {str(name): torch.from_numpy(np.array(array)) for name, array in blobs.items()
+                      if isinstance(array, np.ndarray) and array.dtype.kind in "fiub"}}

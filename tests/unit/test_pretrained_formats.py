@@ -132,7 +132,8 @@ def test_files_that_are_no_checkpoint_are_named_and_never_unpickled(tmp_path):
         assert "mkdir)" in message and "it is not unpickled" in message
     assert not marker.exists()
     caffe2 = {"blobs": {"conv1_w": np.zeros((2, 3, 7, 7), np.float32), "res_conv1_bn_s": np.ones(2, np.float32)}}
-    assert "is a Caffe2 checkpoint (a pickle of {'blobs': ...}" in error("R-50.pkl", pickle.dumps(caffe2, protocol=2))
+    message = error("R-50.pkl", pickle.dumps(caffe2, protocol=2))  # Detectron's ImageNet ResNet-50
+    assert "is a Caffe2 checkpoint (a pickle of {'blobs': ...}) of an image model" in message and "conv1_w" in message
     good = tmp_path / "good.pth"
     torch.save(_numbered_state(), good)
     cut = error("cut.pth", good.read_bytes()[:4096])
