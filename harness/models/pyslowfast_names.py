@@ -12,22 +12,12 @@ The same models here hold 662 (SlowFast R50) and 385 (I3D-NL R50) entries, as Py
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import torch
 from torch import nn
 
-from harness.spec import SpecError
-
-STEM_ANCHOR = "s1.pathway0_stem.conv.weight"
+ANCHORS = ("s1.pathway0_stem.conv.weight",)  # an entry every model of this layout has
 BOTTLENECK = {"branch2.a": "conv1", "branch2.a_bn": "bn1", "branch2.b": "conv2", "branch2.b_bn": "bn2",
               "branch2.c": "conv3", "branch2.c_bn": "bn3", "branch1": "downsample.0", "branch1_bn": "downsample.1"}
 NONLOCAL = {"conv_theta": "theta", "conv_phi": "phi", "conv_g": "g", "conv_out": "out", "bn": "bn"}
-
-
-def is_pyslowfast(state: dict) -> bool:
-    """Whether `state`'s names are PySlowFast's (its slow stem's convolution, under a prefix or not)."""
-    return any(k == STEM_ANCHOR or k.endswith("." + STEM_ANCHOR) for k in state)
 
 
 def _stem(theirs: str, ours: str) -> dict[str, str]:
@@ -72,23 +62,3 @@ def module_names(model: nn.Module) -> dict[str, str] | None:
     else:
         return None
     return names
-
-
-def pyslowfast_to_harness(model: nn.Module, state: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tensor]:
-    """`state` (PySlowFast's names, under a prefix or not) with the harness's names for `model`; an entry whose
-    module PySlowFast's layout of this model does not have keeps its name (the caller names it as unexpected)."""
-    prefixes = sorted({k[: -len(STEM_ANCHOR)] for k in state if k.endswith(STEM_ANCHOR)})
-    if len(prefixes) > 1:
-        raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} PySlowFast models (under "
-                        f"{', '.join(repr(p) for p in prefixes)}); save the one to start from on its own.")
-    prefix, names = prefixes[0], module_names(model)
-    if names is None:
-        raise SpecError(f"'model.pretrained': {path} holds PySlowFast's weights, which are read for the slowfast_* "
-                        f"and i3d_* models, not {type(model).__name__}.")
-    renamed = {}
-    for key, value in state.items():
-        if not key.startswith(prefix):
-            continue
-        module, _, leaf = key[len(prefix):].rpartition(".")
-        renamed[f"{names[module]}.{leaf}" if module in names else key[len(prefix):]] = value
-    return renamed

@@ -3,8 +3,9 @@ start from a Kinetics-400 model (`model.pretrained` naming a video checkpoint in
 
 Read: the harness's own names (a trainer checkpoint, whose weights sit under "model", or a state dict saved from one
 of its models), PySlowFast's (the "model_state" of its .pyth checkpoints; :mod:`harness.models.pyslowfast_names`
-renames them) and Caffe2's (the "blobs" of PySlowFast's Caffe2 model zoo .pkl files;
-:mod:`harness.models.caffe2_names`), with or without a wrapper's prefix ('module.' of DDP, '_orig_mod.' of
+renames them), Caffe2's (the "blobs" of PySlowFast's Caffe2 model zoo .pkl files;
+:mod:`harness.models.caffe2_names`) and PyTorchVideo's (its torch.hub checkpoints;
+:mod:`harness.models.pytorchvideo_names`), with or without a wrapper's prefix ('module.' of DDP, '_orig_mod.' of
 torch.compile). Every tensor of the model must come from the file with the model's shape, except the classifier:
 where the file's has another number of classes (the Kinetics model's 400 for SSv2's 174) the model keeps its
 freshly initialised one, as fine-tuning on another dataset does. What does not fit is a SpecError that names the
@@ -18,9 +19,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from harness.models import pyslowfast_names, pytorchvideo_names
 from harness.models.caffe2_names import caffe2_to_pyslowfast, is_caffe2
-from harness.models.pyslowfast_names import is_pyslowfast, pyslowfast_to_harness
 from harness.spec import SpecError
+
+# Other implementations whose names are read: (name, its module, which holds ANCHORS and module_names(model)).
+OTHER_LAYOUTS = (("PySlowFast", pyslowfast_names), ("PyTorchVideo", pytorchvideo_names))
 
 Tensor = torch.Tensor
 # BN's count of batches seen: PyTorch keeps it, the trainer never reads it (momentum is fixed), and other tools
@@ -67,6 +71,24 @@ def _without_prefix(state: dict[str, Tensor], anchor: str, path: Path) -> dict[s
     return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
 
 
+def _renamed(state: dict[str, Tensor], prefixes: list[str], names: dict[str, str] | None, who: str,
+             model: nn.Module, path: Path) -> dict[str, Tensor]:
+    """`state`, in `who`'s names under one of `prefixes`, with the harness's names (`names`: their module → ours); an
+    entry whose module the layout does not have keeps its name (named later as one the model does not have)."""
+    if names is None:
+        raise SpecError(f"'model.pretrained': {path} holds {who}'s weights, which are read for the slowfast_* and "
+                        f"i3d_* models, not {type(model).__name__}.")
+    if len(prefixes) > 1:
+        raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} {who} models (under "
+                        f"{', '.join(repr(p) for p in prefixes)}); save the one to start from on its own.")
+    prefix, renamed = prefixes[0], {}
+    for key, value in state.items():
+        if key.startswith(prefix):
+            module, _, leaf = key[len(prefix):].rpartition(".")
+            renamed[f"{names[module]}.{leaf}" if module in names else key[len(prefix):]] = value
+    return renamed
+
+
 def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     """Load the video weights `state` (read from `path`) into `model` in place; a sentence saying what was loaded
     (for the run's log). SpecError, naming the file, where they do not fit the model."""
@@ -74,8 +96,11 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     own, classifier = model.state_dict(), _classifier(model)
     if is_caffe2(tensors):
         tensors = caffe2_to_pyslowfast(tensors)
-    if is_pyslowfast(tensors):
-        tensors = pyslowfast_to_harness(model, tensors, path)
+    for who, layout in OTHER_LAYOUTS:
+        prefixes = sorted({k[: -len(a)] for k in tensors for a in layout.ANCHORS if k == a or k.endswith("." + a)})
+        if prefixes:
+            tensors = _renamed(tensors, prefixes, layout.module_names(model), who, model, path)
+            break
     tensors = _without_prefix(tensors, next(iter(own)), path)
     missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL)]
     if not any(k in tensors for k in own if k not in classifier and not k.endswith(OPTIONAL)):

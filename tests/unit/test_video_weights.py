@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from harness.models import build_model
+from harness.models import build_model, pytorchvideo_names
 from harness.models.pyslowfast_names import module_names
 from harness.models.registry import get_entry
 from harness.spec import ModelSpec, SpecError
@@ -38,8 +38,10 @@ def _numbered(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: torch.full_like(v, float(i)) for i, (k, v) in enumerate(model.state_dict().items())}
 
 
-def _as_pyslowfast(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    ours_to_theirs = {ours: theirs for theirs, ours in module_names(model).items()}
+def _as_pyslowfast(model: torch.nn.Module, state: dict[str, torch.Tensor],
+                   names=module_names) -> dict[str, torch.Tensor]:
+    """`state` under another implementation's names (`names`: PySlowFast's by default, else PyTorchVideo's)."""
+    ours_to_theirs = {ours: theirs for theirs, ours in names(model).items()}
     out = {}
     for key, value in state.items():
         module, _, leaf = key.rpartition(".")
@@ -150,9 +152,9 @@ def test_video_weights_that_do_not_fit_are_named_before_training(tmp_path):
     assert "of the model's entries missing (fast_stages.3.0.conv1.weight" in message
     extra = {**slowfast, "head.extra.weight": torch.zeros(3)}
     assert "1 the model does not have (head.extra.weight)" in _error(tmp_path, "slowfast_r50_8x8", extra)
-    # PyTorchVideo's hub names are another implementation's: none of the model's entries is there.
-    hub = {"blocks.0.multipathway_blocks.0.conv.weight": torch.zeros(1, 1, 1, 1, 1)}
-    assert "none of the SlowFast's entries" in _error(tmp_path, "slowfast_r50_8x8", hub)
+    # Another implementation's names that the harness does not read (MMAction2's): none of the model's entries.
+    mmaction = {"backbone.slow_path.conv1.conv.weight": torch.zeros(1, 1, 1, 1, 1)}
+    assert "none of the SlowFast's entries" in _error(tmp_path, "slowfast_r50_8x8", mmaction)
 
 
 def test_pyslowfast_weights_are_read_for_its_models_only(tmp_path):
@@ -228,3 +230,42 @@ def test_a_caffe2_file_is_read_without_running_what_it_names(tmp_path):
     assert "looks like a Caffe2 checkpoint" in str(err.value) and "mkdir, which is not a NumPy array's part" in \
         str(err.value)
     assert not (tmp_path / "code-ran").exists()
+
+
+# PyTorchVideo's naming (pytorchvideo/models/slowfast.py, resnet.py), written from its description of the blocks.
+PYTORCHVIDEO_KEY = re.compile(
+    r"^(blocks\.0\.multipathway_blocks\.[01]\.(conv|norm)|blocks\.[0-3]\.multipathway_fusion\.(conv_fast_to_slow|norm)"
+    r"|blocks\.[1-4]\.multipathway_blocks\.[01]\.res_blocks\.\d+\.(branch1_conv|branch1_norm|branch2\.(conv|norm)_[abc])"
+    r"|blocks\.0\.(conv|norm)|blocks\.[1345]\.res_blocks\.\d+\.(branch1_conv|branch1_norm|branch2\.(conv|norm)_[abc])"
+    r"|blocks\.6\.proj)\.(weight|bias|running_mean|running_var|num_batches_tracked)$")
+
+
+@pytest.mark.parametrize("name, entries", [("slowfast_r50_8x8", 662), ("i3d_r50", 320)])
+def test_a_pytorchvideo_hub_checkpoint_starts_the_same_model(tmp_path, name, entries):
+    with torch.device("meta"):
+        full = _model(name, classes=400, width=1.0)
+    theirs = _as_pyslowfast(full, full.state_dict(), pytorchvideo_names.module_names)
+    assert len(theirs) == entries and [k for k in theirs if not PYTORCHVIDEO_KEY.match(k)] == []
+    shapes = ({"blocks.0.multipathway_blocks.1.conv.weight": (8, 3, 5, 7, 7),
+               "blocks.0.multipathway_fusion.conv_fast_to_slow.weight": (16, 8, 7, 1, 1),
+               "blocks.3.multipathway_blocks.0.res_blocks.0.branch2.conv_a.weight": (256, 640, 3, 1, 1),
+               "blocks.6.proj.weight": (400, 2304)} if name.startswith("slowfast") else
+              {"blocks.0.conv.weight": (64, 3, 5, 7, 7),
+               "blocks.4.res_blocks.1.branch2.conv_a.weight": (256, 1024, 1, 1, 1),
+               "blocks.5.res_blocks.0.branch1_conv.weight": (2048, 1024, 1, 1, 1), "blocks.6.proj.weight": (400, 2048)})
+    assert {k: tuple(theirs[k].shape) for k in shapes} == shapes
+    source = _model(name)
+    state = _numbered(source)
+    path = tmp_path / ("SLOWFAST_8x8_R50.pyth" if name.startswith("slowfast") else "I3D_8x8_R50.pyth")
+    torch.save({"model_state": _as_pyslowfast(source, state, pytorchvideo_names.module_names)}, path)
+    loaded = build_model(_spec(name, path), num_classes=5).state_dict()
+    assert [k for k in state if not torch.equal(loaded[k], state[k])] == []
+    pairs = ({"blocks.3.multipathway_fusion.norm.running_var": "fusions.2.bn.running_var",
+              "blocks.4.multipathway_blocks.0.res_blocks.2.branch2.conv_c.weight": "slow_stages.3.2.conv3.weight",
+              "blocks.0.multipathway_blocks.1.norm.bias": "fast_stem.bn1.bias"} if name.startswith("slowfast") else
+             {"blocks.3.res_blocks.0.branch1_norm.running_mean": "res3.0.downsample.1.running_mean",
+              "blocks.5.res_blocks.2.branch2.conv_b.weight": "res5.2.conv2.weight",
+              "blocks.0.norm.weight": "stem.bn1.weight"})
+    saved = torch.load(path)["model_state"]
+    for their_key, our_key in pairs.items():
+        assert torch.equal(saved[their_key], loaded[our_key]), their_key
