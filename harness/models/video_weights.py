@@ -57,24 +57,11 @@ def _listed(keys: list[str], limit: int = 4) -> str:
     return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
 
 
-def _without_prefix(state: dict[str, Tensor], anchor: str, path: Path) -> dict[str, Tensor]:
-    """`state` with the prefix before `anchor` (the model's first entry) removed from every key that has it; unchanged
-    where `anchor` is there as it is or nowhere."""
-    if anchor in state:
-        return state
-    prefixes = sorted({k[: -len(anchor)] for k in state if k.endswith("." + anchor)})
-    if not prefixes:
-        return state
-    if len(prefixes) > 1:
-        raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} models (under "
-                        f"{', '.join(repr(p) for p in prefixes)}); save the one to start from on its own.")
-    return {k[len(prefixes[0]):]: v for k, v in state.items() if k.startswith(prefixes[0])}
-
-
 def _renamed(state: dict[str, Tensor], prefixes: list[str], names: dict[str, str] | None, who: str,
              model: nn.Module, path: Path) -> dict[str, Tensor]:
-    """`state`, in `who`'s names under one of `prefixes`, with the harness's names (`names`: their module → ours); an
-    entry whose module the layout does not have keeps its name (named later as one the model does not have)."""
+    """`state`, in `who`'s names under one of `prefixes` ('' for none; 'module.' of DDP, '_orig_mod.' of
+    torch.compile), with the harness's names (`names`: their module → ours, {} for the harness's own); an entry
+    whose module the layout does not have keeps its name (named later as one the model does not have)."""
     if names is None:
         raise SpecError(f"'model.pretrained': {path} holds {who}'s weights, which are read for the slowfast_* and "
                         f"i3d_* models, not {type(model).__name__}.")
@@ -96,12 +83,13 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     own, classifier = model.state_dict(), _classifier(model)
     if is_caffe2(tensors):
         tensors = caffe2_to_pyslowfast(tensors)
-    for who, layout in OTHER_LAYOUTS:
-        prefixes = sorted({k[: -len(a)] for k in tensors for a in layout.ANCHORS if k == a or k.endswith("." + a)})
+    # Each layout by an entry every model of it has; the harness's own names (its model's first entry) last.
+    layouts = [(who, layout.ANCHORS, layout.module_names) for who, layout in OTHER_LAYOUTS]
+    for who, anchors, names in [*layouts, ("harness", (next(iter(own)),), lambda _: {})]:
+        prefixes = sorted({k[: -len(a)] for k in tensors for a in anchors if k == a or k.endswith("." + a)})
         if prefixes:
-            tensors = _renamed(tensors, prefixes, layout.module_names(model), who, model, path)
+            tensors = _renamed(tensors, prefixes, names(model), who, model, path)
             break
-    tensors = _without_prefix(tensors, next(iter(own)), path)
     missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL)]
     if not any(k in tensors for k in own if k not in classifier and not k.endswith(OPTIONAL)):
         raise SpecError(f"'model.pretrained': {path} holds another model's weights: none of the "
