@@ -39,11 +39,13 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
 
 
 def start_from(net: nn.Module, path: Path) -> None:
-    """Load `path` (model.pretrained) into `net` in place: a video model's weights as they are (fine-tuning, the
-    classifier afresh where the classes differ), an ImageNet ResNet-50 inflated to 3D."""
+    """Load `path` (model.pretrained: a file, or a harness train output_dir, whose newest checkpoint is taken) into
+    `net` in place: a video model's weights as they are (fine-tuning, the classifier afresh where the classes
+    differ), an ImageNet ResNet-50 inflated to 3D."""
     from harness.models.inflate import inflate_into, read_state_dict, resnet50_state
     from harness.models.video_weights import is_video_state, load_video_weights
 
+    path = _weights_file(path)
     state = read_state_dict(path)
     if is_video_state(state):
         log.info(load_video_weights(net, state, path))
@@ -70,3 +72,18 @@ def _require_factory_accepts(target: str, factory, arguments: dict) -> None:
         raise SpecError(f"'model.target' {target} cannot be called as {call}: {err}. The "
                         f"factory must accept the keyword arguments num_classes, dropout and width (add **kwargs "
                         f"to ignore those it does not use) and need no others.") from None
+
+
+def _weights_file(path: Path) -> Path:
+    """`path` itself, or for a folder of harness train's (its output_dir or the checkpoints/ in it) the newest
+    checkpoint there. SpecError for a folder without any."""
+    if not path.is_dir():
+        return path
+    from harness.train.checkpoint import list_checkpoints
+
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    found = list_checkpoints(folder)
+    if not found:
+        raise SpecError(f"'model.pretrained': {path} is a folder without harness train checkpoints "
+                        f"(checkpoint_*.pt, also under checkpoints/); give the weights file itself.")
+    return found[-1]

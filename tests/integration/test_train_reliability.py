@@ -188,3 +188,10 @@ def test_a_run_fine_tunes_from_another_runs_checkpoint(tiny_root, tmp_path, capl
         record = train(compose(tiny_overrides(tiny_root, tmp_path / "second", f"model.pretrained={checkpoint}")))
     assert f"started from {checkpoint}: every layer, the classifier included" in caplog.text
     assert record["spec"]["model"]["pretrained"] == str(checkpoint) and record["final"]["top1"] is not None
+    # The first run's output_dir stands for its newest checkpoint; a folder without checkpoints is named.
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        train(compose(tiny_overrides(tiny_root, tmp_path / "third", f"model.pretrained={first}")))
+    assert f"started from {checkpoint}:" in caplog.text
+    with pytest.raises(SpecError, match="is a folder without harness train checkpoints"):
+        train(compose(tiny_overrides(tiny_root, tmp_path / "fourth", f"model.pretrained={tmp_path}")))
