@@ -8,7 +8,7 @@ projection shortcut; `t_pool1_subsample` and `t_res{stage}_{block}_branch2c_bn_s
 after the stem and after stage `stage`; `nonlocal_conv{stage}_{block}_{theta,phi,g,out,bn}` the non-local blocks;
 `pred` the classifier. The last part names the tensor: `w` weight, `b` bias, and for BN `s` scale (weight), `b`,
 `rm` running mean, `riv` running variance. Caffe2 also keeps the solver's state beside the weights (`…_momentum`,
-`lr`, `model_iter`), which is left out.
+`lr`, `model_iter`), which is left out, as is any other blob of none of these parts (named in the run's log).
 """
 
 from __future__ import annotations
@@ -62,7 +62,14 @@ def pyslowfast_name(blob: str) -> str | None:
     return None
 
 
-def caffe2_to_pyslowfast(blobs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """`blobs` under PySlowFast's names, the solver's state left out; a blob of no known part keeps its name (the
-    caller names it as one the model does not have)."""
-    return {pyslowfast_name(name) or name: value for name, value in blobs.items() if not SOLVER_STATE.match(name)}
+def caffe2_to_pyslowfast(blobs: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """`blobs` under PySlowFast's names, and the blobs left out: the solver's state, and blobs of no part above (as
+    PySlowFast's own reader skips what its model does not have; the caller says which)."""
+    renamed, left_out = {}, []
+    for name, value in blobs.items():
+        theirs = None if SOLVER_STATE.match(name) else pyslowfast_name(name)
+        if theirs is None:
+            left_out.append(name)
+        else:
+            renamed[theirs] = value
+    return renamed, [name for name in left_out if not SOLVER_STATE.match(name)]

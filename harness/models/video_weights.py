@@ -81,8 +81,9 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     (for the run's log). SpecError, naming the file, where they do not fit the model."""
     tensors = {k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, Tensor)}
     own, classifier = model.state_dict(), _classifier(model)
+    left_out: list[str] = []
     if is_caffe2(tensors):
-        tensors = caffe2_to_pyslowfast(tensors)
+        tensors, left_out = caffe2_to_pyslowfast(tensors)
     # Each layout by an entry every model of it has; the harness's own names (its model's first entry) last.
     layouts = [(who, layout.ANCHORS, layout.module_names) for who, layout in OTHER_LAYOUTS]
     for who, anchors, names in [*layouts, ("harness", (next(iter(own)),), lambda _: {})]:
@@ -116,8 +117,9 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
     fresh_head = any(k in tensors and tensors[k].shape != own[k].shape for k in classifier)
     loaded = {k: v for k, v in tensors.items() if not (fresh_head and k in classifier)}
     model.load_state_dict(loaded, strict=False)
+    skipped = f"; {len(left_out)} Caffe2 blob(s) of no model part left out ({_listed(left_out)})" if left_out else ""
     if fresh_head:
         classes = tensors[classifier[0]].shape[0]
         return (f"started from {path}: every layer but the classifier ({classes} classes there, "
-                f"{own[classifier[0]].shape[0]} here, initialised afresh)")
-    return f"started from {path}: every layer, the classifier included"
+                f"{own[classifier[0]].shape[0]} here, initialised afresh){skipped}")
+    return f"started from {path}: every layer, the classifier included{skipped}"

@@ -194,7 +194,7 @@ def _caffe2_blob(theirs: str) -> str | None:
 
 
 @pytest.mark.parametrize("name", ["slowfast_r50_8x8", "i3d_nl_r50"])
-def test_a_caffe2_model_zoo_file_starts_the_same_model(tmp_path, name):
+def test_a_caffe2_model_zoo_file_starts_the_same_model(tmp_path, caplog, name):
     import numpy as np
 
     source = _model(name, classes=400)
@@ -202,9 +202,12 @@ def test_a_caffe2_model_zoo_file_starts_the_same_model(tmp_path, name):
     blobs = {_caffe2_blob(k): v.numpy() for k, v in _as_pyslowfast(source, state).items() if _caffe2_blob(k)}
     blobs |= {"res2_0_branch2a_w_momentum": np.zeros(3, np.float32), "lr": np.float32(0.1),
               "model_iter": np.int64(196000)}  # the solver's state, which Caffe2 keeps beside the weights
+    blobs["data_mean"] = np.zeros(3, np.float32)  # a blob of no model part: left out, and said
     path = tmp_path / "SLOWFAST_8x8_R50.pkl"
     path.write_bytes(pickle.dumps({"blobs": blobs}, protocol=2))  # Python 2's highest protocol, which Caffe2 used
-    loaded = build_model(_spec(name, path), num_classes=7).state_dict()
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        loaded = build_model(_spec(name, path), num_classes=7).state_dict()
+    assert "1 Caffe2 blob(s) of no model part left out (data_mean)" in caplog.text
     kept = [k for k in state if not k.startswith("head.fc.") and not k.endswith("num_batches_tracked")]
     assert [k for k in kept if not torch.equal(loaded[k], state[k])] == []
     assert loaded["head.fc.weight"].shape[0] == 7  # 400 classes there: the classifier starts afresh
