@@ -25,7 +25,7 @@ TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn"
 # data wait differs.
 DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
 # Padded stem inputs compute the same convolution with other kernels: other timings and rounding.
-MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0}
+MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0, "fresh_classifier": False}
 
 
 def results_root() -> Path:

@@ -74,6 +74,9 @@ class ModelSpec:
     dropout: float = 0.5
     width: float = 1.0  # channel multiplier; smoke scale shrinks it
     pretrained: str | None = None  # an ImageNet ResNet-50 state dict to inflate, or the same video model's weights
+    # With a video model's weights: start the classifier afresh even where the file's has as many classes (fine-tuning
+    # on another dataset that happens to have as many); otherwise it is kept where its shape fits, as PySlowFast does.
+    fresh_classifier: bool = False
     # On CUDA, the stem convolutions' 3 input channels padded with zeros to this many (e.g. 8, where cuDNN has
     # tensor-core kernels for channels-last bf16): the same convolution, other kernels; 0: off.
     pad_stem_channels: int = 0
@@ -329,6 +332,9 @@ def validate(spec: RunSpec) -> RunSpec:
              "'data.decoder=nvdec' decodes on a CUDA GPU, but train.device=cpu. Use data.decoder=pyav.")
     _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")
     _require(spec.model.width > 0, f"'model.width' must be > 0, got {spec.model.width}.")
+    _require(not spec.model.fresh_classifier or spec.model.pretrained,
+             "'model.fresh_classifier' starts the classifier of pre-trained weights afresh, but model.pretrained is "
+             "not set: set model.pretrained=PATH, or leave model.fresh_classifier unset.")
     _require(spec.model.pad_stem_channels >= 0, f"'model.pad_stem_channels' must be >= 0 (0: off), got "
              f"{spec.model.pad_stem_channels}.")
     _require(m.epoch_factor > 0, f"'multigrid.epoch_factor' must be > 0, got {m.epoch_factor}.")

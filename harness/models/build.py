@@ -33,22 +33,22 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
                         f"'{model.name}' is a torchvision model. Leave model.width=1.0.")
     net = entry.factory(num_classes=num_classes, dropout=model.dropout, width=model.width)
     if model.pretrained:
-        start_from(net, Path(model.pretrained))
+        start_from(net, Path(model.pretrained), model.fresh_classifier)
     pad_stem_channels(net, model.pad_stem_channels)
     return net
 
 
-def start_from(net: nn.Module, path: Path) -> None:
+def start_from(net: nn.Module, path: Path, fresh_classifier: bool = False) -> None:
     """Load `path` (model.pretrained: a file, or a harness train output_dir, whose newest checkpoint is taken) into
     `net` in place: a video model's weights as they are (fine-tuning, the classifier afresh where the classes
-    differ), an ImageNet ResNet-50 inflated to 3D."""
+    differ or `fresh_classifier`), an ImageNet ResNet-50 inflated to 3D."""
     from harness.models.inflate import inflate_into, read_state_dict, resnet50_state
     from harness.models.video_weights import is_video_state, load_video_weights
 
     path = _weights_file(path)
     state = read_state_dict(path)
     if is_video_state(state):
-        log.info(load_video_weights(net, state, path))
+        log.info(load_video_weights(net, state, path, fresh_classifier))
     else:
         inflate_into(net, resnet50_state(state, path), path)
 

@@ -76,9 +76,10 @@ def _renamed(state: dict[str, Tensor], prefixes: list[str], names: dict[str, str
     return renamed
 
 
-def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
-    """Load the video weights `state` (read from `path`) into `model` in place; a sentence saying what was loaded
-    (for the run's log). SpecError, naming the file, where they do not fit the model."""
+def load_video_weights(model: nn.Module, state: dict, path: Path, fresh_classifier: bool = False) -> str:
+    """Load the video weights `state` (read from `path`) into `model` in place, the classifier too unless its shape
+    differs or `fresh_classifier`; a sentence saying what was loaded (for the run's log). SpecError, naming the
+    file, where they do not fit the model."""
     tensors = {k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, Tensor)}
     own, classifier = model.state_dict(), _classifier(model)
     left_out: list[str] = []
@@ -91,7 +92,8 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
         if prefixes:
             tensors = _renamed(tensors, prefixes, names(model), who, model, path)
             break
-    missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL)]
+    # A file without the classifier (a backbone's weights) starts it afresh; every other entry must be there.
+    missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL) and k not in classifier]
     if not any(k in tensors for k in own if k not in classifier and not k.endswith(OPTIONAL)):
         raise SpecError(f"'model.pretrained': {path} holds another model's weights: none of the "
                         f"{type(model).__name__}'s entries is there (such as {_listed(missing, 2)}); it holds "
@@ -114,12 +116,15 @@ def load_video_weights(model: nn.Module, state: dict, path: Path) -> str:
         raise SpecError(f"'model.pretrained': {path} holds weights that are not finite numbers (NaN or infinity) in "
                         f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({_listed(not_finite)}), "
                         f"as a training that diverged saves them. Give the weights of a training that converged.")
-    fresh_head = any(k in tensors and tensors[k].shape != own[k].shape for k in classifier)
+    reshaped_head = any(k not in tensors or tensors[k].shape != own[k].shape for k in classifier)
+    fresh_head = bool(classifier) and (reshaped_head or fresh_classifier)
     loaded = {k: v for k, v in tensors.items() if not (fresh_head and k in classifier)}
     model.load_state_dict(loaded, strict=False)
     skipped = f"; {len(left_out)} Caffe2 blob(s) of no model part left out ({_listed(left_out)})" if left_out else ""
     if fresh_head:
-        classes = tensors[classifier[0]].shape[0]
-        return (f"started from {path}: every layer but the classifier ({classes} classes there, "
-                f"{own[classifier[0]].shape[0]} here, initialised afresh){skipped}")
+        there = (f"{tensors[classifier[0]].shape[0]} classes there" if classifier[0] in tensors
+                 else "none there")
+        asked = " as model.fresh_classifier asks" if fresh_classifier and not reshaped_head else ""
+        return (f"started from {path}: every layer but the classifier ({there}, {own[classifier[0]].shape[0]} "
+                f"here, initialised afresh{asked}){skipped}")
     return f"started from {path}: every layer, the classifier included{skipped}"

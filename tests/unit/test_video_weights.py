@@ -272,3 +272,32 @@ def test_a_pytorchvideo_hub_checkpoint_starts_the_same_model(tmp_path, name, ent
     saved = torch.load(path)["model_state"]
     for their_key, our_key in pairs.items():
         assert torch.equal(saved[their_key], loaded[our_key]), their_key
+
+
+def test_the_classifier_starts_afresh_when_asked_or_when_the_file_has_none(tmp_path, caplog):
+    state = _numbered(_model("i3d_r50", classes=5))
+    path = tmp_path / "w.pt"
+    torch.save(state, path)
+    spec = ModelSpec(name="i3d_r50", width=WIDTH, pretrained=str(path), fresh_classifier=True)
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        loaded = build_model(spec, num_classes=5).state_dict()  # as many classes: kept unless asked
+    assert not torch.equal(loaded["head.fc.weight"], state["head.fc.weight"])
+    assert torch.equal(loaded["res5.2.conv3.weight"], state["res5.2.conv3.weight"])
+    assert "(5 classes there, 5 here, initialised afresh as model.fresh_classifier asks)" in caplog.text
+    backbone = tmp_path / "backbone.pt"
+    torch.save({k: v for k, v in state.items() if not k.startswith("head.")}, backbone)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        build_model(_spec("i3d_r50", backbone), num_classes=5)
+    assert "every layer but the classifier (none there, 5 here, initialised afresh)" in caplog.text
+
+
+def test_fresh_classifier_needs_pretrained_weights_and_changes_the_run_id_only_when_set(tmp_path):
+    from harness.config import compose
+    from harness.results import run_id
+
+    with pytest.raises(SpecError, match="'model.fresh_classifier' starts the classifier of pre-trained weights"):
+        compose(["model.fresh_classifier=true"])
+    given = [f"model.pretrained={tmp_path / 'w.pt'}"]
+    assert run_id(compose([*given, "model.fresh_classifier=false"])) == run_id(compose(given))
+    assert run_id(compose([*given, "model.fresh_classifier=true"])) != run_id(compose(given))

@@ -67,7 +67,7 @@ worker() {  # $1: GPU; takes the next unclaimed job line (suite seed variant [ke
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
     [ -z "$overrides" ] && grep -qx "$suite $seed $variant" $recorded && continue
     [ "$(expected $suite $variant)" -gt "$(left $budget)" ] && continue
-    mkdir "$res/claims/$suite-$seed-$variant-${overrides// /_}" 2>/dev/null || continue
+    mkdir "$res/claims/$suite-$seed-$variant-${overrides//[\/ ]/_}" 2>/dev/null || continue  # one folder: no / in it
     [ "$(left $budget)" -lt 20 ] && break
     reproduce_job $1 $suite $seed $variant "$overrides" --prepare-only
     grep -q "recorded already" $res/job$1.log && continue  # a recorded run: no second start for it
