@@ -67,9 +67,11 @@ def caffe2_to_pyslowfast(blobs: dict[str, torch.Tensor]) -> tuple[dict[str, torc
     PySlowFast's own reader skips what its model does not have; the caller says which)."""
     renamed, left_out = {}, []
     for name, value in blobs.items():
-        theirs = None if SOLVER_STATE.match(name) else pyslowfast_name(name)
+        if SOLVER_STATE.match(name):
+            continue
+        theirs = pyslowfast_name(name)
         if theirs is None:
             left_out.append(name)
         else:
             renamed[theirs] = value
-    return renamed, [name for name in left_out if not SOLVER_STATE.match(name)]
+    return renamed, left_out

@@ -21,7 +21,7 @@ from torch import nn
 
 from harness.models.caffe2_names import is_caffe2
 from harness.models.resnet3d import Bottleneck, Stem
-from harness.models.weight_files import read_weights
+from harness.models.weight_files import listed, read_weights, require_finite
 from harness.spec import SpecError
 
 Tensor = torch.Tensor
@@ -103,11 +103,6 @@ def _found(state: dict) -> str:
     return f"its entries are {shown}, none a tensor"
 
 
-def _listed_keys(state: dict, limit: int = 3) -> str:
-    keys = [str(k) for k in state]
-    return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
-
-
 def _which_resnet(state: dict) -> str | None:
     """A torchvision ResNet other than ResNet-50 that `state` holds, named with its blocks per stage; else None."""
     blocks = tuple(len({k.split(".")[1] for k in state if k.startswith(f"layer{i}.")}) for i in (1, 2, 3, 4))
@@ -159,7 +154,7 @@ def resnet50_state(state: dict, path: Path) -> dict[str, Tensor]:
                         f"weights as they are only into the same model (harness train's or PySlowFast's checkpoints).")
     if is_caffe2(state):
         raise SpecError(f"'model.pretrained': {path} is a Caffe2 checkpoint (a pickle of {{'blobs': ...}}) of an image "
-                        f"model, in Caffe2's names ({_listed_keys(state)}): inflation reads a torchvision ResNet-50 "
+                        f"model, in Caffe2's names ({listed(list(state), 3)}): inflation reads a torchvision ResNet-50 "
                         f"state dict ({HOW_TO_SAVE}). Caffe2 checkpoints are read for video models (PySlowFast's "
                         f"SlowFast and I3D model zoo).")
     other = _which_resnet(state)
@@ -168,21 +163,14 @@ def resnet50_state(state: dict, path: Path) -> dict[str, Tensor]:
                         f"({', '.join(map(str, RESNET50_BLOCKS))} bottleneck blocks per stage, as the I3D and SlowFast "
                         f"models have).")
     if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        shown = listed(missing, 5)
         found = f"; {_found(state)}" if len(missing) == len(needed) else ""
         raise SpecError(f"'model.pretrained': {path} does not hold a torchvision ResNet-50 state dict: "
                         f"{len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing ({shown}){found}. The "
                         f"weights are read at the top level or under {', '.join(map(repr, WRAPPERS))}, with or "
                         f"without a prefix such as 'module.' or 'backbone.', in torchvision's or MMAction2's names; "
                         f"save the whole state dict ({HOW_TO_SAVE}).")
-    # NaN or infinite weights (saved by a training that diverged) would inflate into a model whose first steps
-    # diverge, which the trainer would report as the run's own divergence.
-    not_finite = [k for k in needed if not torch.isfinite(state[k]).all()]
-    if not_finite:
-        shown = ", ".join(not_finite[:5]) + (f" and {len(not_finite) - 5} more" if len(not_finite) > 5 else "")
-        raise SpecError(f"'model.pretrained': {path} holds weights that are not finite numbers (NaN or infinity) in "
-                        f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({shown}), as a training "
-                        f"that diverged saves them. Give the weights of a training that converged.")
+    require_finite(state, needed, path)
     return state
 
 

@@ -21,6 +21,7 @@ from torch import nn
 
 from harness.models import pyslowfast_names, pytorchvideo_names
 from harness.models.caffe2_names import caffe2_to_pyslowfast, is_caffe2
+from harness.models.weight_files import listed, require_finite
 from harness.spec import SpecError
 
 # Other implementations whose names are read: (name, its module, which holds ANCHORS and module_names(model)).
@@ -51,10 +52,6 @@ def _unpadded(weight: Tensor, shape: torch.Size) -> Tensor:
             and not weight[:, shape[1]:].any()):
         return weight[:, : shape[1]]
     return weight
-
-
-def _listed(keys: list[str], limit: int = 4) -> str:
-    return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
 
 
 def _renamed(state: dict[str, Tensor], prefixes: list[str], names: dict[str, str] | None, who: str,
@@ -96,31 +93,26 @@ def load_video_weights(model: nn.Module, state: dict, path: Path, fresh_classifi
     missing = [k for k in own if k not in tensors and not k.endswith(OPTIONAL) and k not in classifier]
     if not any(k in tensors for k in own if k not in classifier and not k.endswith(OPTIONAL)):
         raise SpecError(f"'model.pretrained': {path} holds another model's weights: none of the "
-                        f"{type(model).__name__}'s entries is there (such as {_listed(missing, 2)}); it holds "
-                        f"{_listed(list(tensors), 3)}. Give a checkpoint of the same model (harness train writes "
+                        f"{type(model).__name__}'s entries is there (such as {listed(missing, 2)}); it holds "
+                        f"{listed(list(tensors), 3)}. Give a checkpoint of the same model (harness train writes "
                         f"one per epoch under output_dir/checkpoints/).")
     tensors = {k: _unpadded(v, own[k].shape) if k in own else v for k, v in tensors.items()}
     unexpected = [k for k in tensors if k not in own]
     reshaped = [k for k in own if k in tensors and tensors[k].shape != own[k].shape and k not in classifier]
     if missing or unexpected or reshaped:
-        parts = ([f"{len(missing)} of the model's entries missing ({_listed(missing)})"] if missing else []) + \
-                ([f"{len(unexpected)} the model does not have ({_listed(unexpected)})"] if unexpected else []) + \
-                ([f"{len(reshaped)} of another shape (" + _listed([f"{k} {tuple(tensors[k].shape)} where the model "
+        parts = ([f"{len(missing)} of the model's entries missing ({listed(missing)})"] if missing else []) + \
+                ([f"{len(unexpected)} the model does not have ({listed(unexpected)})"] if unexpected else []) + \
+                ([f"{len(reshaped)} of another shape (" + listed([f"{k} {tuple(tensors[k].shape)} where the model "
                   f"has {tuple(own[k].shape)}" for k in reshaped], 2) + ")"] if reshaped else [])
         raise SpecError(f"'model.pretrained': {path} does not hold weights of this model ({type(model).__name__} "
                         f"at model.width and the recipe's layout): {'; '.join(parts)}. Give a checkpoint of the same "
                         f"model at the same width, from harness train or PySlowFast (.pyth, or its Caffe2 .pkl).")
-    not_finite = [k for k in own if k in tensors and tensors[k].is_floating_point() and not
-                  torch.isfinite(tensors[k]).all()]
-    if not_finite:
-        raise SpecError(f"'model.pretrained': {path} holds weights that are not finite numbers (NaN or infinity) in "
-                        f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({_listed(not_finite)}), "
-                        f"as a training that diverged saves them. Give the weights of a training that converged.")
+    require_finite(tensors, [k for k in own if k in tensors], path)
     reshaped_head = any(k not in tensors or tensors[k].shape != own[k].shape for k in classifier)
     fresh_head = bool(classifier) and (reshaped_head or fresh_classifier)
     loaded = {k: v for k, v in tensors.items() if not (fresh_head and k in classifier)}
     model.load_state_dict(loaded, strict=False)
-    skipped = f"; {len(left_out)} Caffe2 blob(s) of no model part left out ({_listed(left_out)})" if left_out else ""
+    skipped = f"; {len(left_out)} Caffe2 blob(s) of no model part left out ({listed(left_out)})" if left_out else ""
     if fresh_head:
         there = (f"{tensors[classifier[0]].shape[0]} classes there" if classifier[0] in tensors
                  else "none there")

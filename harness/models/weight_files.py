@@ -21,6 +21,7 @@ import pickle
 import pickletools
 import re
 import zipfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,22 @@ SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.f
                       "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
                       "U8": torch.uint8, "BOOL": torch.bool}
 SAFE_CLASSES = [argparse.Namespace]
+
+
+def listed(names: Sequence[str], limit: int = 4) -> str:
+    """`names` as an error message shows them: the first `limit`, and how many more."""
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def require_finite(state: Mapping[str, torch.Tensor], keys: Iterable[str], path: Path,
+                   what: str = "'model.pretrained'") -> None:
+    """SpecError naming `path` where an entry of `keys` holds NaN or infinity: weights saved by a training that
+    diverged would start a run whose first steps diverge, which the trainer would report as the run's own."""
+    not_finite = [k for k in keys if state[k].is_floating_point() and not torch.isfinite(state[k]).all()]
+    if not_finite:
+        raise SpecError(f"{what}: {path} holds weights that are not finite numbers (NaN or infinity) in "
+                        f"{len(not_finite)} entr{'y' if len(not_finite) == 1 else 'ies'} ({listed(not_finite, 5)}), "
+                        f"as a training that diverged saves them. Give the weights of a training that converged.")
 
 
 def read_weights(path: Path, what: str, how_to_save: str) -> object:
