@@ -287,7 +287,8 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
                    help="hold N base-shape clips per GPU, the global batch growing with the processes (weak "
                         "scaling, as the paper's recipes train); default: the scale's global batch, shared")
     p.add_argument("--sub-batch-bn", default=None, metavar="IMPL",
-                   help="train.sub_batch_bn of the timed runs (auto, blocks, interleaved, fused, compiled, triton)")
+                   help="train.sub_batch_bn of the timed runs (auto, blocks, interleaved, fused, compiled, triton, "
+                        "cuda_cpp)")
     p.add_argument("--out", default=None, type=path)
     p.set_defaults(func=cmd_scaling)
 

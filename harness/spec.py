@@ -174,11 +174,12 @@ PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
 STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
 GRAPHED_STEP_MODES = ("cuda_graphs", "compile_graphs")  # the modes that replay CUDA graphs: a GPU only
-SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton")  # harness.models.bn implements them
-SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton")
-# Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the Triton sub-batch kernels
-# with one group (CUDA; harness.models.triton_bn).
-PLAIN_BN_IMPL = ("cudnn", "triton")
+# harness.models.bn implements them
+SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton", "cuda_cpp")
+SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
+# Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the sub-batch kernels with one
+# group (CUDA; harness.models.triton_bn, harness.models.cuda_bn).
+PLAIN_BN_IMPL = ("cudnn", "triton", "cuda_cpp")
 POLICIES = ("step", "cosine")
 DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 

@@ -67,10 +67,10 @@ class ThroughputRow:
 
 
 def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device) -> None:
-    """SpecError, before any timing, where Triton BN kernels (train.plain_bn_impl=triton) would run on the CPU."""
+    """SpecError, before any timing, where BN kernels (train.plain_bn_impl triton or cuda_cpp) would run on the CPU."""
     if device.type != "cuda" and any(impl != "cudnn" for impl in plain_bn):
-        raise SpecError(f"--plain-bn-impl {' '.join(plain_bn)}: the Triton BN kernels run on a CUDA GPU, and this "
-                        f"measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
+        raise SpecError(f"--plain-bn-impl {' '.join(plain_bn)}: the Triton and C++ BN kernels run on a CUDA GPU, "
+                        f"and this measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
 
 
 def row_setting(row: dict) -> str:

@@ -30,6 +30,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from harness.models.cuda_bn import ExtensionUnavailable, cuda_sub_batch_norm
+from harness.models.cuda_bn import extension as cuda_extension
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 from harness.models.grouped_bn import compiled_grouped_batch_norm
 from harness.models.triton_bn import triton_sub_batch_norm
@@ -48,9 +50,11 @@ BLOCK_SPLITS_GRAPHED = 4
 #   blocks       cuDNN BN per contiguous block, any k;   interleaved   the reference's layout, any k;
 #   fused        PyTorch's fused BN kernels per block, written into one output (CUDA; fused_bn);
 #   compiled     one grouped reduction and one normalising pass compiled by inductor (grouped_bn);
-#   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn).
+#   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn);
+#   cuda_cpp     the same computation as CUDA C++ kernels behind a C++ autograd function, for eager steps
+#                (CUDA, built on first use; cuda_bn).
 # BN over the whole per-GPU batch (one group, no sync) is nn.BatchNorm3d's (cuDNN on GPU) unless
-# `train.plain_bn_impl=triton` runs it through the same Triton kernels with one group.
+# `train.plain_bn_impl` (triton or cuda_cpp) runs it through those kernels with one group.
 
 
 class MultigridBatchNorm3d(nn.BatchNorm3d):
@@ -79,8 +83,8 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             return super().forward(x)
         if self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
-        if plain:  # plain_impl triton: the sub-batch kernels with one group
-            return self._sub_batch_forward(x, "triton")
+        if plain:  # plain_impl triton or cuda_cpp: the sub-batch kernels with one group
+            return self._sub_batch_forward(x, self.plain_impl)
         if self.num_splits > 1:
             return self._sub_batch_forward(x, self.sub_batch_impl)
         return self._synced_forward(x)
@@ -89,9 +93,10 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        if impl == "triton":  # its kernels update the running statistics too (fewer host operations)
-            out, _, _ = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
-                                              self.running_var, self._update_factor())
+        if impl in ("triton", "cuda_cpp"):  # their kernels update the running statistics too (less host work)
+            kernels = triton_sub_batch_norm if impl == "triton" else cuda_sub_batch_norm
+            out, _, _ = kernels(x, self.weight, self.bias, k, self.eps, self.running_mean, self.running_var,
+                                self._update_factor())
             return out
         if impl == "compiled":
             out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)
@@ -229,10 +234,16 @@ def set_bn_sub_batch_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
 
 def require_bn_kernels_device(sub_batch_impl: str, plain_impl: str, device: torch.device) -> None:
     """SpecError, before any work, where train.sub_batch_bn or train.plain_bn_impl names CUDA kernels and the run's
-    device is not a GPU (train.device=auto on a machine without one)."""
+    device is not a GPU (train.device=auto on a machine without one), or names the C++ kernels and they cannot be
+    built here (which builds them now, not in the first step)."""
     from harness.spec import SUB_BATCH_BN_CUDA_ONLY, SpecError
 
     if device.type == "cuda":
+        if "cuda_cpp" in (sub_batch_impl, plain_impl):
+            try:
+                cuda_extension()
+            except ExtensionUnavailable as error:
+                raise SpecError(str(error)) from error
         return
     if sub_batch_impl in SUB_BATCH_BN_CUDA_ONLY:
         raise SpecError(f"train.sub_batch_bn={sub_batch_impl} runs CUDA kernels, but no CUDA GPU is visible here. "

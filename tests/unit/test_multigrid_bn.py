@@ -35,7 +35,8 @@ def independent_sub_bn(x, weight, bias, k, eps=1e-5, blocks=True):
     return out, means.mean(0), variances.mean(0) + means.var(0, unbiased=False)
 
 
-def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, device: str = "cpu") -> None:
+def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, device: str = "cpu",
+                               channels: int = 6) -> None:
     torch.manual_seed(k)
     bn.to(device)
     with torch.no_grad():
@@ -43,7 +44,7 @@ def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, d
         bn.bias.normal_()
     bn.num_splits = k
     fmt = torch.channels_last_3d if device == "cuda" else torch.contiguous_format  # as the trainer's
-    x = torch.randn(4 * k, 6, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)
+    x = torch.randn(4 * k, channels, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)
     x = x.to(device).contiguous(memory_format=fmt).requires_grad_()
     x_ref = x.detach().clone().requires_grad_()
     w_ref, b_ref = bn.weight.detach().clone().requires_grad_(), bn.bias.detach().clone().requires_grad_()
@@ -255,16 +256,20 @@ def test_triton_sub_batch_bn_says_it_needs_cuda_on_the_cpu():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("impl", ["triton", "cuda_cpp"])
 @pytest.mark.parametrize("k", [2, 3, 4, 8])
-def test_triton_sub_batch_bn_matches_independent_implementation_on_gpu(k):
-    bn = MultigridBatchNorm3d(6)
-    bn.sub_batch_impl = "triton"
+def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl):
+    bn = MultigridBatchNorm3d(6)  # 6 channels: the C++ kernels' one-channel-at-a-time path
+    bn.sub_batch_impl = impl
     _check_against_independent(bn, k, blocks=True, device="cuda")
+    wide = MultigridBatchNorm3d(64)  # 64 float32 channels: four per load
+    wide.sub_batch_impl = impl
+    _check_against_independent(wide, k, blocks=True, device="cuda", channels=64)
     # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result; and
     # the same under a CUDA graph (no host synchronisation inside).
     x = torch.randn(4 * k, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d)
     ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()
-    ours.num_splits, ours.sub_batch_impl = k, "triton"
+    ours.num_splits, ours.sub_batch_impl = k, impl
     ref.num_splits, ref.sub_batch_impl = k, "blocks"
     with torch.autocast("cuda", dtype=torch.bfloat16):
         out = ours(x.bfloat16())
@@ -285,11 +290,13 @@ def test_triton_sub_batch_bn_matches_independent_implementation_on_gpu(k):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_triton_plain_bn_trains_as_cudnn_on_gpu():
-    # train.plain_bn_impl=triton: bf16 activations under autocast, as in training, within bf16 rounding of cuDNN's BN
+@pytest.mark.parametrize("impl", ["triton", "cuda_cpp"])
+def test_kernel_plain_bn_trains_as_cudnn_on_gpu(impl):
+    # train.plain_bn_impl=triton or cuda_cpp: bf16 activations under autocast, as in training, within bf16 rounding
+    # of cuDNN's BN
     x = torch.randn(8, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d) * 3 + 1
     ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()
-    ours.plain_impl = "triton"
+    ours.plain_impl = impl
     a, b = x.bfloat16().requires_grad_(), x.bfloat16().requires_grad_()
     with torch.autocast("cuda", dtype=torch.bfloat16):
         ya, yb = ours(a), ref(b)

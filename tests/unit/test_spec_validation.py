@@ -41,6 +41,10 @@ BAD = [
     ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
     ({"train.plain_bn_impl": "triton", "train.device": "cpu"}, "train.plain_bn_impl=triton",
      "train.plain_bn_impl=cudnn"),
+    ({"train.sub_batch_bn": "cuda_cpp", "train.device": "cpu"}, "train.sub_batch_bn=cuda_cpp",
+     "train.sub_batch_bn=auto"),
+    ({"train.plain_bn_impl": "cuda_cpp", "train.device": "cpu"}, "train.plain_bn_impl=cuda_cpp",
+     "train.plain_bn_impl=cudnn"),
 ]
 
 

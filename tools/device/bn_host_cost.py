@@ -3,7 +3,7 @@
 Eager steps with the Triton sub-batch BN take about twice as long as under CUDA graphs, where the same kernels run
 (docs/gpu-notes.md). That points at the host: the time the CPU spends issuing a layer's work. This probe measures it
 directly: one `MultigridBatchNorm3d` on an activation so small that the GPU's work is negligible, so a loop's wall
-time per iteration is the host's time per layer. It then profiles the Triton path's host time with cProfile,
+time per iteration is the host's time per layer. It then profiles the Triton and C++ paths' host time with cProfile,
 which says what the time is spent on (launches, small tensor ops, autograd).
 
 Usage (on a GPU machine): python3 tools/device/bn_host_cost.py [OUT.json]
@@ -21,9 +21,12 @@ import torch
 from harness.models.bn import MultigridBatchNorm3d
 from harness.provenance import provenance
 
-# (train.sub_batch_bn, k); ("triton", 1) is plain BN through the Triton kernels (train.plain_bn_impl=triton)
-CONFIGS = [("plain", 1), ("triton", 1), ("auto", 2), ("auto", 4), ("blocks", 4), ("interleaved", 4), ("triton", 2),
-           ("triton", 4), ("triton", 8), ("compiled", 4)]
+# (train.sub_batch_bn, k); ("triton", 1) and ("cuda_cpp", 1) are plain BN through those kernels
+# (train.plain_bn_impl=triton or cuda_cpp)
+KERNELS = ("triton", "cuda_cpp")
+CONFIGS = [("plain", 1), ("triton", 1), ("cuda_cpp", 1), ("auto", 2), ("auto", 4), ("blocks", 4), ("interleaved", 4),
+           ("triton", 2), ("triton", 4), ("triton", 8), ("cuda_cpp", 2), ("cuda_cpp", 4), ("cuda_cpp", 8),
+           ("compiled", 4)]
 ITERATIONS = 300
 
 
@@ -31,7 +34,7 @@ def layer_and_input(impl: str, splits: int) -> tuple[MultigridBatchNorm3d, torch
     bn = MultigridBatchNorm3d(64).cuda()
     bn.num_splits = splits
     bn.sub_batch_impl = "auto" if impl == "plain" else impl
-    bn.plain_impl = "triton" if (impl, splits) == ("triton", 1) else "cudnn"
+    bn.plain_impl = impl if impl in KERNELS and splits == 1 else "cudnn"
     x = torch.randn(8, 64, 4, 8, 8, device="cuda", dtype=torch.bfloat16).contiguous(
         memory_format=torch.channels_last_3d).requires_grad_()
     grad = torch.randn_like(x)
@@ -84,10 +87,15 @@ def main() -> None:
         print(f"{impl:12s} k={splits}: {us:8.1f} us per layer (forward + backward)")
     report = profile("triton", 4)
     print(report)
+    try:
+        report_cpp = profile("cuda_cpp", 4)
+    except Exception as error:  # the C++ kernels failing to build must not lose the record
+        report_cpp = f"{type(error).__name__}: {error}"
+    print(report_cpp)
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "rows": rows, "activation": [8, 64, 4, 8, 8],
-                       "cprofile_triton_k4": report, "provenance": provenance()}, f, indent=1)
+                       "cprofile_triton_k4": report, "cprofile_cuda_cpp_k4": report_cpp, "provenance": provenance()}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,70 @@
+"""Sub-batch BN as one C++ operation (`train.sub_batch_bn=cuda_cpp`): the Triton path's computation with its host
+side in C++.
+
+Eagerly, the Triton kernels (:mod:`harness.models.triton_bn`) pay a Python autograd function per layer, forward and
+backward, which at the paper's shapes made the host, not the GPU, set the step's pace (docs/gpu-notes.md). Here the
+kernels are CUDA C++ (`csrc/sub_batch_bn.cu`: groups are contiguous blocks of the batch read straight from
+channels-last memory, statistics in fp32, the running statistics moved inside a kernel) behind a C++ autograd
+function, so a layer costs the host a few CUDA launches and allocations.
+
+The extension is built with PyTorch's extension builder the first time a process uses it (about a minute; later
+processes load the build from PyTorch's extensions folder), which needs CUDA's compiler (nvcc) and a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+SOURCE = Path(__file__).parent / "csrc" / "sub_batch_bn.cu"
+EXTENSION = "harness_sub_batch_bn"
+
+
+class ExtensionUnavailable(RuntimeError):
+    """The C++ sub-batch BN cannot be built or run here; the message says what to use instead."""
+
+
+def _no_compiler_reason() -> str | None:
+    """Why the extension cannot be built here (no GPU, no nvcc), or None."""
+    if not torch.cuda.is_available():
+        return "no CUDA GPU is visible here"
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    if CUDA_HOME is None or not (Path(CUDA_HOME) / "bin" / "nvcc").exists():
+        return "CUDA's compiler (nvcc) was not found: set CUDA_HOME to a CUDA toolkit"
+    return None
+
+
+@cache
+def extension() -> ModuleType:
+    """The built extension (building it on first use in this process, or loading an earlier build)."""
+    reason = _no_compiler_reason()
+    if reason is not None:
+        raise ExtensionUnavailable(f"train.sub_batch_bn=cuda_cpp builds CUDA C++ kernels, but {reason}. "
+                                   "Use train.sub_batch_bn=triton (same kernels in Triton) or auto.")
+    from torch.utils.cpp_extension import load
+
+    # Hopper and later: build for the visible GPU's own architecture rather than PyTorch's whole list.
+    major, minor = torch.cuda.get_device_capability()
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")
+    try:
+        return load(EXTENSION, sources=[str(SOURCE)], extra_cuda_cflags=["-O3"], verbose=False)
+    except (RuntimeError, OSError, ImportError) as error:
+        raise ExtensionUnavailable(f"building the C++ sub-batch BN ({SOURCE}) failed: {error}. "
+                                   "Use train.sub_batch_bn=triton or auto.") from error
+
+
+def cuda_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,
+                        running_mean: torch.Tensor | None = None, running_var: torch.Tensor | None = None,
+                        factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, block means, block unbiased variances) of sub-batch BN over `splits` contiguous blocks of the batch, as
+    :func:`harness.models.triton_bn.triton_sub_batch_norm` returns them; with `running_mean` and `running_var` the
+    kernels also move them towards the batch's statistics by `factor`."""
+    if not x.is_cuda:
+        raise ExtensionUnavailable("train.sub_batch_bn=cuda_cpp runs on CUDA tensors; use train.sub_batch_bn=auto "
+                                   "on the CPU.")
+    return extension().sub_batch_bn(x, weight, bias, splits, eps, running_mean, running_var, factor)

@@ -1,0 +1,88 @@
+"""Sub-batch BN as one C++ operation (train.sub_batch_bn=cuda_cpp): what it says where it cannot run, and on a GPU,
+its kernels against an independent float64 implementation in the cases the Triton tests do not reach. The cases it
+shares with the Triton kernels (every k, bf16 under autocast, CUDA graphs, plain BN) are in test_multigrid_bn.py."""
+
+import pytest
+import torch
+
+from harness.models import MultigridBatchNorm3d
+from harness.models.bn import require_bn_kernels_device
+from harness.models.cuda_bn import SOURCE, ExtensionUnavailable, cuda_sub_batch_norm, extension
+from harness.spec import SpecError
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def test_the_kernel_source_ships_with_the_package():
+    assert SOURCE.is_file() and "PYBIND11_MODULE" in SOURCE.read_text()
+
+
+def test_a_layer_on_the_cpu_says_what_to_use():
+    bn = MultigridBatchNorm3d(3)
+    bn.num_splits, bn.sub_batch_impl = 2, "cuda_cpp"
+    with pytest.raises(ExtensionUnavailable, match="train.sub_batch_bn=auto"):
+        bn(torch.randn(4, 3, 2, 4, 4))
+
+
+@pytest.mark.parametrize(("sub_batch", "plain", "fix"), [("cuda_cpp", "cudnn", "train.sub_batch_bn=auto"),
+                                                          ("auto", "cuda_cpp", "train.plain_bn_impl=cudnn")])
+def test_the_trainer_refuses_the_kernels_without_a_gpu_before_work(sub_batch, plain, fix):
+    with pytest.raises(SpecError, match=fix):
+        require_bn_kernels_device(sub_batch, plain, torch.device("cpu"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU machine the extension builds")
+def test_building_without_a_gpu_names_the_alternatives():
+    with pytest.raises(ExtensionUnavailable, match="no CUDA GPU") as err:
+        extension()
+    assert "train.sub_batch_bn=triton" in str(err.value)
+
+
+def reference(x, weight, bias, k, eps=1e-5):
+    """(y, block means, block unbiased variances), in float64, groups = k contiguous blocks of the batch."""
+    x64 = x.double()
+    groups = x64.unflatten(0, (k, -1))
+    dims = [d for d in range(1, groups.dim()) if d != 2]
+    mean = groups.mean(dims, keepdim=True)
+    var = groups.var(dims, unbiased=False, keepdim=True)
+    shape = [1, 1, -1] + [1] * (groups.dim() - 3)
+    y = (groups - mean) / torch.sqrt(var + eps) * weight.double().view(shape) + bias.double().view(shape)
+    return y.flatten(0, 1), mean.flatten(), groups.var(dims, unbiased=True).flatten()
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize(("dtype", "channels"), [(torch.bfloat16, 24), (torch.bfloat16, 12), (torch.float16, 8),
+                                                 (torch.float32, 3)])
+@pytest.mark.parametrize("memory_format", [torch.channels_last_3d, torch.contiguous_format])
+def test_kernels_against_float64_where_the_mean_dwarfs_the_spread(dtype, channels, memory_format):
+    # bf16 24 channels: eight per load; 12: one at a time; float16 8: eight; float32 3: one
+    torch.manual_seed(channels)
+    k = 4
+    # mean 50, std 0.5: sums of x and x² in float32 would lose the variance; the kernels' shifted sums keep it
+    x = (torch.randn(2 * k, channels, 3, 6, 5, device="cuda") * 0.5 + 50).to(dtype)
+    x = x.contiguous(memory_format=memory_format).requires_grad_()
+    weight = torch.rand(channels, device="cuda") + 0.5
+    bias = torch.randn(channels, device="cuda")
+    y, mean, var = cuda_sub_batch_norm(x, weight, bias, k, 1e-5)
+    ref_y, ref_mean, ref_var = reference(x.detach(), weight, bias, k)
+    tol = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 3e-2}[dtype]
+    torch.testing.assert_close(y.double(), ref_y, rtol=tol, atol=tol)
+    torch.testing.assert_close(mean.double().view(k, channels), ref_mean.view(k, channels), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(var.double().view(k, channels), ref_var.view(k, channels), rtol=1e-3, atol=1e-5)
+    assert y.is_contiguous(memory_format=memory_format) and y.dtype == dtype
+    grad = torch.randn_like(y)
+    y.backward(grad)
+    x64 = x.detach().double().requires_grad_()
+    ref_y, _, _ = reference(x64, weight, bias, k)
+    ref_y.backward(grad.double())
+    assert x.grad.is_contiguous(memory_format=memory_format) and x.grad.dtype == dtype
+    torch.testing.assert_close(x.grad.double(), x64.grad, rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_bad_groups_are_named():
+    x = torch.randn(6, 8, 2, 4, 4, device="cuda")
+    with pytest.raises(RuntimeError, match="cannot be split into 4 equal groups"):
+        cuda_sub_batch_norm(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5)
