@@ -22,6 +22,7 @@ import torch
 
 SOURCE = Path(__file__).parent / "csrc" / "sub_batch_bn.cu"
 EXTENSION = "harness_sub_batch_bn"
+_ACTIVATION_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 class ExtensionUnavailable(RuntimeError):
@@ -67,4 +68,10 @@ def cuda_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     if not x.is_cuda:
         raise ExtensionUnavailable("train.sub_batch_bn=cuda_cpp runs on CUDA tensors; use train.sub_batch_bn=auto "
                                    "on the CPU.")
+    # What the kernels cannot take is refused here, in Python, rather than by the extension's own checks.
+    if x.dim() not in (2, 4, 5) or x.dtype not in _ACTIVATION_DTYPES:
+        raise ValueError(f"sub-batch BN's CUDA kernels take N×C, N×C×H×W or N×C×T×H×W activations in float32, "
+                         f"float16 or bfloat16, got {tuple(x.shape)} in {x.dtype}")
+    if splits < 1 or x.shape[0] % splits:
+        raise ValueError(f"sub-batch BN: a batch of {x.shape[0]} clips cannot be split into {splits} equal groups")
     return extension().sub_batch_bn(x, weight, bias, splits, eps, running_mean, running_var, factor)

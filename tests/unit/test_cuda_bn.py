@@ -84,5 +84,7 @@ def test_kernels_against_float64_where_the_mean_dwarfs_the_spread(dtype, channel
 @needs_gpu
 def test_bad_groups_are_named():
     x = torch.randn(6, 8, 2, 4, 4, device="cuda")
-    with pytest.raises(RuntimeError, match="cannot be split into 4 equal groups"):
+    with pytest.raises(ValueError, match="cannot be split into 4 equal groups"):
         cuda_sub_batch_norm(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5)
+    with pytest.raises(ValueError, match="float64"):
+        cuda_sub_batch_norm(x.double(), torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 2, 1e-5)
