@@ -86,5 +86,8 @@ def test_bad_groups_are_named():
     x = torch.randn(6, 8, 2, 4, 4, device="cuda")
     with pytest.raises(ValueError, match="cannot be split into 4 equal groups"):
         cuda_sub_batch_norm(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5)
+    with pytest.raises(RuntimeError, match="equal groups"):  # the extension's own check, past the Python one
+        extension().sub_batch_bn(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5, None, None,
+                                 0.0)
     with pytest.raises(ValueError, match="float64"):
         cuda_sub_batch_norm(x.double(), torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 2, 1e-5)

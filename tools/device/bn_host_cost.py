@@ -95,7 +95,8 @@ def main() -> None:
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "rows": rows, "activation": [8, 64, 4, 8, 8],
-                       "cprofile_triton_k4": report, "cprofile_cuda_cpp_k4": report_cpp, "provenance": provenance()}, f, indent=1)
+                       "cprofile_triton_k4": report, "cprofile_cuda_cpp_k4": report_cpp, "provenance": provenance()},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

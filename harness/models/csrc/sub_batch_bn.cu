@@ -507,25 +507,27 @@ class SubBatchBatchNorm : public torch::autograd::Function<SubBatchBatchNorm> {
 std::tuple<Tensor, Tensor, Tensor> sub_batch_bn(Tensor x, Tensor weight, Tensor bias, int64_t splits, double eps,
                                                 std::optional<Tensor> running_mean, std::optional<Tensor> running_var,
                                                 double factor) {
-  TORCH_CHECK(x.is_cuda(), "sub-batch BN (train.sub_batch_bn=cuda_cpp) runs on CUDA tensors, got one on ", x.device());
+  // Messages are plain text: numbers streamed into them crashed a build whose C++ library differed from
+  // PyTorch's (harness/models/cuda_bn.py checks the arguments first and names the values).
+  TORCH_CHECK(x.is_cuda(), "sub-batch BN (train.sub_batch_bn=cuda_cpp) runs on CUDA tensors");
   TORCH_CHECK(x.dim() == 2 || x.dim() == 4 || x.dim() == 5,
-              "sub-batch BN takes N×C, N×C×H×W or N×C×T×H×W activations, got ", x.dim(), " dimensions");
+              "sub-batch BN takes N×C, N×C×H×W or N×C×T×H×W activations");
   const int64_t channels = x.size(1);
-  TORCH_CHECK(weight.numel() == channels && bias.numel() == channels, "sub-batch BN: weight and bias need ",
-              channels, " values (the activation's channels), got ", weight.numel(), " and ", bias.numel());
-  TORCH_CHECK(splits >= 1 && x.size(0) % splits == 0, "sub-batch BN: a batch of ", x.size(0),
-              " cannot be split into ", splits, " equal groups");
+  TORCH_CHECK(weight.numel() == channels && bias.numel() == channels,
+              "sub-batch BN: weight and bias need one value per channel of the activation");
+  TORCH_CHECK(splits >= 1 && x.size(0) % splits == 0,
+              "sub-batch BN: the batch cannot be split into that many equal groups");
   TORCH_CHECK(x.numel() > 0, "sub-batch BN: the activation is empty");
   TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16,
-              "sub-batch BN's CUDA kernels take float32, float16 or bfloat16 activations, got ", x.scalar_type());
+              "sub-batch BN's CUDA kernels take float32, float16 or bfloat16 activations");
   TORCH_CHECK(running_mean.has_value() == running_var.has_value(),
               "sub-batch BN: give both running statistics or neither");
   for (const auto* t : {&running_mean, &running_var}) {
     if (t->has_value()) {
       TORCH_CHECK((*t)->scalar_type() == at::kFloat && (*t)->is_contiguous() && (*t)->numel() == channels &&
                       (*t)->device() == x.device(),
-                  "sub-batch BN: running statistics must be contiguous float32 tensors of ", channels,
-                  " values on the activation's device");
+                  "sub-batch BN: running statistics must be contiguous float32 tensors of one value per channel, "
+                  "on the activation's device");
     }
   }
   auto out = SubBatchBatchNorm::apply(x, weight, bias, splits, eps, Running{running_mean, running_var, factor});
