@@ -12,6 +12,8 @@ every iteration taking max(step time, load time), beside the compute-only figure
 from __future__ import annotations
 
 import dataclasses
+import math
+import statistics
 from dataclasses import dataclass
 
 import torch
@@ -112,11 +114,10 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats)
     times = {}
     for key in sorted(keys):
-        times[key] = _timed_step(model, optimizer, key, **timing)
-        t, s, batch, splits = key
-        if plain_bn and splits > 1:
-            plain = times.get((t, s, batch, 1)) or _timed_step(model, optimizer, (t, s, batch, 1), **timing)
-            times[key] = dataclasses.replace(times[key], plain_bn_ms=plain.median_ms)
+        if plain_bn and key[3] > 1:
+            times[key] = _timed_against_plain_bn(model, optimizer, key, **timing)
+        else:
+            times[key] = _timed_step(model, optimizer, key, **timing)
         if progress is not None:
             progress.update(1)
     del model, optimizer
@@ -134,6 +135,28 @@ def _timed_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, key: S
     except torch.OutOfMemoryError:
         torch.cuda.empty_cache()
         return StepTime(t, s, batch, splits, float("nan"), float("nan"), float("nan"))
+
+
+# Turns in which a sub-batch shape and the same shape with plain BN are timed one after the other: eager steps of small
+# shapes are host-bound, and the host's pace drifts over a measurement; taken in turns, the drift falls on both.
+PLAIN_BN_TURNS = 3
+
+
+def _timed_against_plain_bn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, key: ShapeKey, *,
+                            repeats: int, **timing) -> StepTime:
+    """The step time at `key` with sub-batch BN and, as `plain_bn_ms`, with plain BN: each timed in PLAIN_BN_TURNS
+    alternating turns of repeats / PLAIN_BN_TURNS steps (each turn after its warm-up), each the median of its
+    turns' medians."""
+    t, s, batch, _ = key
+    per_turn = max(1, math.ceil(repeats / PLAIN_BN_TURNS))
+    ours, plain = [], []
+    for _ in range(PLAIN_BN_TURNS):
+        ours.append(_timed_step(model, optimizer, key, repeats=per_turn, **timing))
+        plain.append(_timed_step(model, optimizer, (t, s, batch, 1), repeats=per_turn, **timing).median_ms)
+    ms = statistics.median(turn.median_ms for turn in ours)
+    return dataclasses.replace(ours[0], median_ms=ms, clips_per_s=batch / ms * 1e3,
+                               peak_mem_gib=max(turn.peak_mem_gib for turn in ours),
+                               plain_bn_ms=statistics.median(plain))
 
 
 def predicted_seconds(plan: Plan, times: dict[ShapeKey, StepTime]) -> float:

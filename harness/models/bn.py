@@ -93,10 +93,14 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
         k = self.num_splits
         if x.shape[0] % k:
             raise ValueError(f"sub-batch BN: batch of {x.shape[0]} clips cannot be split into {k} equal groups")
-        if impl in ("triton", "cuda_cpp"):  # their kernels update the running statistics too (less host work)
-            kernels = triton_sub_batch_norm if impl == "triton" else cuda_sub_batch_norm
-            out, _, _ = kernels(x, self.weight, self.bias, k, self.eps, self.running_mean, self.running_var,
-                                self._update_factor())
+        # Their kernels update the running statistics too (less host work).
+        if impl == "triton":
+            out, _, _ = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
+                                              self.running_var, self._update_factor())
+            return out
+        if impl == "cuda_cpp":
+            out, _, _ = cuda_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
+                                            self.running_var, self._update_factor(), stats=False)
             return out
         if impl == "compiled":
             out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)

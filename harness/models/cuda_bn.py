@@ -61,10 +61,12 @@ def extension() -> ModuleType:
 
 def cuda_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,
                         running_mean: torch.Tensor | None = None, running_var: torch.Tensor | None = None,
-                        factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                        factor: float = 0.0, stats: bool = True
+                        ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """(y, block means, block unbiased variances) of sub-batch BN over `splits` contiguous blocks of the batch, as
-    :func:`harness.models.triton_bn.triton_sub_batch_norm` returns them; with `running_mean` and `running_var` the
-    kernels also move them towards the batch's statistics by `factor`."""
+    :func:`harness.models.triton_bn.triton_sub_batch_norm` returns them (without `stats`, (y, None, None): less for
+    autograd to keep where the running statistics are all the caller needs); with `running_mean` and `running_var`
+    the kernels also move them towards the batch's statistics by `factor`."""
     if not x.is_cuda:
         raise ExtensionUnavailable("train.sub_batch_bn=cuda_cpp runs on CUDA tensors; use train.sub_batch_bn=auto "
                                    "on the CPU.")
@@ -74,4 +76,4 @@ def cuda_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
                          f"float16 or bfloat16, got {tuple(x.shape)} in {x.dtype}")
     if splits < 1 or x.shape[0] % splits:
         raise ValueError(f"sub-batch BN: a batch of {x.shape[0]} clips cannot be split into {splits} equal groups")
-    return extension().sub_batch_bn(x, weight, bias, splits, eps, running_mean, running_var, factor)
+    return extension().sub_batch_bn(x, weight, bias, splits, eps, running_mean, running_var, factor, stats)

@@ -78,6 +78,13 @@ def test_kernels_against_float64_where_the_mean_dwarfs_the_spread(dtype, channel
     ref_y.backward(grad.double())
     assert x.grad.is_contiguous(memory_format=memory_format) and x.grad.dtype == dtype
     torch.testing.assert_close(x.grad.double(), x64.grad, rtol=tol, atol=tol)
+    # without the statistics as outputs (as the BN layer calls it): the same output and gradient
+    x2 = x.detach().clone().requires_grad_()
+    y2, no_mean, no_var = cuda_sub_batch_norm(x2, weight, bias, k, 1e-5, stats=False)
+    assert no_mean is None and no_var is None
+    y2.backward(grad)
+    torch.testing.assert_close(y2, y.detach(), rtol=0, atol=0)
+    torch.testing.assert_close(x2.grad, x.grad, rtol=0, atol=0)
 
 
 @pytest.mark.gpu
@@ -88,6 +95,6 @@ def test_bad_groups_are_named():
         cuda_sub_batch_norm(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5)
     with pytest.raises(RuntimeError, match="equal groups"):  # the extension's own check, past the Python one
         extension().sub_batch_bn(x, torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 4, 1e-5, None, None,
-                                 0.0)
+                                 0.0, True)
     with pytest.raises(ValueError, match="float64"):
         cuda_sub_batch_norm(x.double(), torch.ones(8, device="cuda"), torch.zeros(8, device="cuda"), 2, 1e-5)

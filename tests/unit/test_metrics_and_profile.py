@@ -86,6 +86,25 @@ def test_profile_cli_writes_a_record(tmp_path):
     assert "predicted on cpu" in done.stdout
 
 
+def test_sub_batch_and_plain_bn_are_timed_in_turns(monkeypatch):
+    # Eager steps drift with the host's pace: --plain-bn times the two settings alternately, each the median of its
+    # turns, so a drift cannot make one look faster than the other.
+    from harness.measure import predict
+    from harness.measure.step_bench import StepTime
+
+    calls, clock = [], iter(range(1, 100))
+
+    def timed(model, optimizer, key, *, repeats, **timing):
+        calls.append((key[3], repeats))
+        return StepTime(*key, float(next(clock)), 1.0, 0.5)
+
+    monkeypatch.setattr(predict, "_timed_step", timed)
+    result = predict._timed_against_plain_bn(None, None, (8, 56, 16, 4), repeats=10)
+    assert calls == [(4, 4), (1, 4)] * predict.PLAIN_BN_TURNS  # in turns, the repeats shared out between them
+    assert (result.median_ms, result.plain_bn_ms) == (3.0, 4.0)  # medians of the turns 1, 3, 5 and 2, 4, 6
+    assert result.bn_splits == 4 and result.clips_per_s == pytest.approx(16 / 3.0 * 1e3)
+
+
 def test_iterations_by_shape_covers_the_plan():
     plan = build_plan(spec(**TINY))
     counts = iterations_by_shape(plan)

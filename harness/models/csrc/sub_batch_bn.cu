@@ -8,12 +8,12 @@
 //
 // Kernels, each over a (rows × C) activation, a thread handling V channels of a row at a time (one 16-byte load
 // where C and the pointers allow; V = 1 otherwise):
-//   forward   row_sums (per program: a run of one group's rows → partial sums of x − x₀ and (x − x₀)², x₀ the
+//   forward   partial_sums (per program: a run of one group's rows → partial sums of x − x₀ and (x − x₀)², x₀ the
 //             group's first row, which keeps the fp32 sums exact enough where |mean| ≫ std), finish_stats (the
 //             partials of each group → mean, 1/std, scale, shift, unbiased variance; the running statistics), affine
 //             (y = x·scale + shift);
-//   backward  row_sums again (partial sums of dy and dy·x̂), finish_grads (per group, and over the groups the
-//             affine weight's and bias's gradients), affine again (dx = a·dy + b·x + c per group and channel).
+//   backward  partial_sums again (of dy and dy·x̂), finish_grads (per group the coefficients of
+//             dx = a·dy + b·x + c, and over the groups the affine weight's and bias's gradients), affine again.
 
 #include <torch/extension.h>
 
@@ -109,86 +109,80 @@ __device__ void sum_over_row_lanes(float (&a)[V], float (&b)[V], float* shared) 
   }
 }
 
-// Forward partials: per program (one run of one group's rows, a block of channels), Σ(x − x₀) and Σ(x − x₀)².
-// part: 2 planes × programs × C.
+// What a reduction program sums per channel, two values per row: forward, x − x₀ and (x − x₀)² (x₀ the group's first
+// row); backward, dy and dy·x̂.
 template <typename T, int V>
-__global__ void stats_partials(const T* __restrict__ x, float* __restrict__ part, int64_t channels,
-                               int64_t rows_per_group, int64_t rows_per_prog, int64_t progs_per_group) {
-  extern __shared__ float shared[];
-  const int64_t pid = blockIdx.x;
-  const int64_t group = pid / progs_per_group, prog = pid % progs_per_group;
-  const int64_t c0 = (static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x) * V;
-  const bool active = c0 < channels;
-  const int64_t base = group * rows_per_group;
-  const int64_t start = prog * rows_per_prog, end = lesser(start + rows_per_prog, rows_per_group);
-  float s1[V], s2[V], shift[V];
-#pragma unroll
-  for (int v = 0; v < V; ++v) s1[v] = s2[v] = shift[v] = 0.f;
-  if (active) {
-    const Pack<T, V> first = *reinterpret_cast<const Pack<T, V>*>(x + base * channels + c0);
+struct ShiftedSums {
+  const T* __restrict__ x;
+  float shift[V];
+  __device__ void begin(int64_t group, int64_t first_row_at, int64_t channels, int64_t c0) {
+    const Pack<T, V> first = *reinterpret_cast<const Pack<T, V>*>(x + first_row_at);
 #pragma unroll
     for (int v = 0; v < V; ++v) shift[v] = static_cast<float>(first.v[v]);
-    for (int64_t r = start + threadIdx.y; r < end; r += blockDim.y) {
-      const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(x + (base + r) * channels + c0);
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const float d = static_cast<float>(p.v[v]) - shift[v];
-        s1[v] += d;
-        s2[v] += d * d;
-      }
-    }
   }
-  sum_over_row_lanes<V>(s1, s2, shared);
-  if (active && threadIdx.y == 0) {
-    const int64_t plane = static_cast<int64_t>(gridDim.x) * channels;
+  __device__ void add(int64_t at, float (&a)[V], float (&b)[V]) const {
+    const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(x + at);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      part[pid * channels + c0 + v] = s1[v];
-      part[plane + pid * channels + c0 + v] = s2[v];
+      const float d = static_cast<float>(p.v[v]) - shift[v];
+      a[v] += d;
+      b[v] += d * d;
     }
   }
-}
+};
 
-// Backward partials: Σ dy and Σ dy·x̂ per program. part: 2 planes × programs × C.
 template <typename T, int V>
-__global__ void grad_partials(const T* __restrict__ x, const T* __restrict__ dy, const float* __restrict__ mean,
-                              const float* __restrict__ invstd, float* __restrict__ part, int64_t channels,
-                              int64_t rows_per_group, int64_t rows_per_prog, int64_t progs_per_group) {
-  extern __shared__ float shared[];
-  const int64_t pid = blockIdx.x;
-  const int64_t group = pid / progs_per_group, prog = pid % progs_per_group;
-  const int64_t c0 = (static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x) * V;
-  const bool active = c0 < channels;
-  const int64_t base = group * rows_per_group;
-  const int64_t start = prog * rows_per_prog, end = lesser(start + rows_per_prog, rows_per_group);
-  float sum_dy[V], sum_dy_xhat[V], m[V], s[V];
-#pragma unroll
-  for (int v = 0; v < V; ++v) sum_dy[v] = sum_dy_xhat[v] = m[v] = s[v] = 0.f;
-  if (active) {
+struct GradSums {
+  const T* __restrict__ x;
+  const T* __restrict__ dy;
+  const float* __restrict__ mean;
+  const float* __restrict__ invstd;
+  float m[V], s[V];
+  __device__ void begin(int64_t group, int64_t first_row_at, int64_t channels, int64_t c0) {
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       m[v] = mean[group * channels + c0 + v];
       s[v] = invstd[group * channels + c0 + v];
     }
-    for (int64_t r = start + threadIdx.y; r < end; r += blockDim.y) {
-      const int64_t at = (base + r) * channels + c0;
-      const Pack<T, V> px = *reinterpret_cast<const Pack<T, V>*>(x + at);
-      const Pack<T, V> pg = *reinterpret_cast<const Pack<T, V>*>(dy + at);
+  }
+  __device__ void add(int64_t at, float (&a)[V], float (&b)[V]) const {
+    const Pack<T, V> px = *reinterpret_cast<const Pack<T, V>*>(x + at);
+    const Pack<T, V> pg = *reinterpret_cast<const Pack<T, V>*>(dy + at);
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const float g = static_cast<float>(pg.v[v]);
-        sum_dy[v] += g;
-        sum_dy_xhat[v] += g * (static_cast<float>(px.v[v]) - m[v]) * s[v];
-      }
+    for (int v = 0; v < V; ++v) {
+      const float g = static_cast<float>(pg.v[v]);
+      a[v] += g;
+      b[v] += g * (static_cast<float>(px.v[v]) - m[v]) * s[v];
     }
   }
-  sum_over_row_lanes<V>(sum_dy, sum_dy_xhat, shared);
+};
+
+// Per program (one run of one group's rows, a block of channels): the two sums of `Sums` over its rows.
+// part: 2 planes × programs × C.
+template <int V, typename Sums>
+__global__ void partial_sums(Sums sums, float* __restrict__ part, int64_t channels, int64_t rows_per_group,
+                             int64_t rows_per_prog, int64_t progs_per_group) {
+  extern __shared__ float shared[];
+  const int64_t pid = blockIdx.x;
+  const int64_t group = pid / progs_per_group, prog = pid % progs_per_group;
+  const int64_t c0 = (static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x) * V;
+  const bool active = c0 < channels;
+  const int64_t base = group * rows_per_group;
+  const int64_t start = prog * rows_per_prog, end = lesser(start + rows_per_prog, rows_per_group);
+  float a[V], b[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) a[v] = b[v] = 0.f;
+  if (active) {
+    sums.begin(group, base * channels + c0, channels, c0);
+    for (int64_t r = start + threadIdx.y; r < end; r += blockDim.y) sums.add((base + r) * channels + c0, a, b);
+  }
+  sum_over_row_lanes<V>(a, b, shared);
   if (active && threadIdx.y == 0) {
     const int64_t plane = static_cast<int64_t>(gridDim.x) * channels;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      part[pid * channels + c0 + v] = sum_dy[v];
-      part[plane + pid * channels + c0 + v] = sum_dy_xhat[v];
+      part[pid * channels + c0 + v] = a[v];
+      part[plane + pid * channels + c0 + v] = b[v];
     }
   }
 }
@@ -265,20 +259,29 @@ __global__ void finish_stats(const float* __restrict__ part, const T* __restrict
   }
 }
 
-// Per group: Σ dy and Σ dy·x̂ (sums: 2 planes × splits × C), and over the groups the affine weight's and bias's
-// gradients.
-__global__ void finish_grads(const float* __restrict__ part, float* __restrict__ sums, float* __restrict__ grad_weight,
-                             float* __restrict__ grad_bias, int64_t channels, int64_t progs_per_group, int64_t splits) {
+// Per group, from Σ dy and Σ dy·x̂: the coefficients of dx = a·dy + b·x + c, a = w/std, b = −a·mean(dy·x̂)/std,
+// c = −a·mean(dy) − b·mean (coef: 3 planes × splits × C); over the groups, the affine weight's and bias's gradients.
+__global__ void finish_grads(const float* __restrict__ part, const float* __restrict__ stats,
+                             const float* __restrict__ weight, float* __restrict__ coef, float* __restrict__ grad_weight,
+                             float* __restrict__ grad_bias, int64_t channels, int64_t rows_per_group,
+                             int64_t progs_per_group, int64_t splits) {
   __shared__ double shared[2 * kFinishLanesC * kFinishLanesP];
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t plane = splits * progs_per_group * channels;
+  const int64_t out_plane = splits * channels;
+  const double n = static_cast<double>(rows_per_group);
   double total_dy = 0.0, total_dy_xhat = 0.0;
   for (int64_t g = 0; g < splits; ++g) {
     double sum_dy, sum_dy_xhat;
     sum_partials(part, plane, channels, c, g * progs_per_group, progs_per_group, sum_dy, sum_dy_xhat, shared);
     if (threadIdx.y != 0 || c >= channels) continue;
-    sums[g * channels + c] = static_cast<float>(sum_dy);
-    sums[splits * channels + g * channels + c] = static_cast<float>(sum_dy_xhat);
+    const int64_t at = g * channels + c;
+    const double mean = stats[at], inv = stats[out_plane + at];
+    const double a = weight[c] * inv;
+    const double b = -a * inv * (sum_dy_xhat / n);
+    coef[at] = static_cast<float>(a);
+    coef[out_plane + at] = static_cast<float>(b);
+    coef[2 * out_plane + at] = static_cast<float>(-a * (sum_dy / n) - b * mean);
     total_dy += sum_dy;
     total_dy_xhat += sum_dy_xhat;
   }
@@ -324,23 +327,6 @@ __global__ void affine(const T* __restrict__ u, const T* __restrict__ w, const f
   }
 }
 
-// Backward coefficients per (group, channel) from the group sums: dx = a·dy + b·x + c with a = w/std,
-// b = −a·mean(dy·x̂)/std, c = −a·mean(dy) − b·mean. coef: 3 planes × splits × C.
-__global__ void grad_coefficients(const float* __restrict__ stats, const float* __restrict__ sums,
-                                  const float* __restrict__ weight, float* __restrict__ coef, int64_t channels,
-                                  int64_t splits, int64_t rows_per_group) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t plane = splits * channels;
-  if (i >= plane) return;
-  const float n = static_cast<float>(rows_per_group);
-  const float mean = stats[i], inv = stats[plane + i];
-  const float a = weight[i % channels] * inv;
-  const float b = -a * inv * (sums[plane + i] / n);
-  coef[i] = a;
-  coef[plane + i] = b;
-  coef[2 * plane + i] = -a * (sums[i] / n) - b * mean;
-}
-
 // The activation's values as rows of C (channels last): x itself where its memory already is, else a copy.
 Tensor as_rows(const Tensor& t) { return t.movedim(1, -1).contiguous(); }
 
@@ -377,8 +363,8 @@ void launch_forward(const Tensor& rows, const Tensor& y, const Tensor& weight, c
   auto part = at::empty({2, programs, l.channels}, rows.options().dtype(at::kFloat));
   const dim3 block(l.lanes_c, l.lanes_r);
   const size_t shared = 2 * kThreads * V * sizeof(float);
-  stats_partials<T, V><<<dim3(programs, l.channel_blocks), block, shared, stream>>>(
-      x, part.data_ptr<float>(), l.channels, l.rows_per_group, l.rows_per_prog, l.progs_per_group);
+  partial_sums<V><<<dim3(programs, l.channel_blocks), block, shared, stream>>>(
+      ShiftedSums<T, V>{x}, part.data_ptr<float>(), l.channels, l.rows_per_group, l.rows_per_prog, l.progs_per_group);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   finish_stats<T><<<ceil_div(l.channels, kFinishLanesC), dim3(kFinishLanesC, kFinishLanesP), 0, stream>>>(
       part.data_ptr<float>(), x, weight.data_ptr<float>(), bias.data_ptr<float>(), stats.data_ptr<float>(),
@@ -399,28 +385,25 @@ void launch_backward(const Tensor& rows, const Tensor& dy, const Tensor& dx, con
   const int64_t programs = splits * l.progs_per_group;
   const int64_t plane = splits * l.channels;
   auto options = rows.options().dtype(at::kFloat);
-  auto part = at::empty({2, programs, l.channels}, options);
+  // One allocation for the partial sums and dx's coefficients (allocations cost the host as much as launches)
+  auto work = at::empty({2 * programs * l.channels + 3 * plane}, options);
+  float* part = work.data_ptr<float>();
+  float* coef = part + 2 * programs * l.channels;
   const float* st = stats.data_ptr<float>();
   const dim3 block(l.lanes_c, l.lanes_r);
   const size_t shared = 2 * kThreads * V * sizeof(float);
-  grad_partials<T, V><<<dim3(programs, l.channel_blocks), block, shared, stream>>>(
-      rows.data_ptr<T>(), dy.data_ptr<T>(), st, st + plane, part.data_ptr<float>(), l.channels, l.rows_per_group,
+  partial_sums<V><<<dim3(programs, l.channel_blocks), block, shared, stream>>>(
+      GradSums<T, V>{rows.data_ptr<T>(), dy.data_ptr<T>(), st, st + plane}, part, l.channels, l.rows_per_group,
       l.rows_per_prog, l.progs_per_group);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  auto sums = at::empty({2, splits, l.channels}, options);
   float* g = grads.data_ptr<float>();
   finish_grads<<<ceil_div(l.channels, kFinishLanesC), dim3(kFinishLanesC, kFinishLanesP), 0, stream>>>(
-      part.data_ptr<float>(), sums.data_ptr<float>(), g, g + l.channels, l.channels, l.progs_per_group, splits);
+      part, st, weight.data_ptr<float>(), coef, g, g + l.channels, l.channels, l.rows_per_group, l.progs_per_group,
+      splits);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (!dx.defined()) return;
-  auto coef = at::empty({3, splits, l.channels}, options);
-  grad_coefficients<<<ceil_div(plane, kThreads), kThreads, 0, stream>>>(
-      st, sums.data_ptr<float>(), weight.data_ptr<float>(), coef.data_ptr<float>(), l.channels, splits,
-      l.rows_per_group);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  const float* cf = coef.data_ptr<float>();
   affine<T, V, true><<<dim3(splits * l.blocks_per_group, l.channel_blocks), block, 0, stream>>>(
-      dy.data_ptr<T>(), rows.data_ptr<T>(), cf, cf + plane, cf + 2 * plane, dx.data_ptr<T>(), l.channels,
+      dy.data_ptr<T>(), rows.data_ptr<T>(), coef, coef + plane, coef + 2 * plane, dx.data_ptr<T>(), l.channels,
       l.rows_per_group, l.rows_per_block, l.blocks_per_group);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -443,7 +426,7 @@ int vector_width_for(const Tensor& a, const Tensor& b, const Tensor& c, int64_t 
 class SubBatchBatchNorm : public torch::autograd::Function<SubBatchBatchNorm> {
  public:
   static variable_list forward(AutogradContext* ctx, Tensor x, Tensor weight, Tensor bias, int64_t splits, double eps,
-                               Running running) {
+                               Running running, bool with_stats) {
     const at::cuda::CUDAGuard guard(x.device());
     const int64_t channels = x.size(1);
     const Tensor rows = as_rows(x);
@@ -468,6 +451,7 @@ class SubBatchBatchNorm : public torch::autograd::Function<SubBatchBatchNorm> {
     ctx->saved_data["splits"] = splits;
     ctx->saved_data["weight_dtype"] = weight.scalar_type();
     ctx->saved_data["x_format"] = static_cast<int64_t>(x.suggest_memory_format());
+    if (!with_stats) return {in_format_of(y, x)};  // (two outputs fewer: less for autograd to keep per layer)
     Tensor mean = stats[0], var = stats[4];
     ctx->mark_non_differentiable({mean, var});
     return {in_format_of(y, x), mean, var};
@@ -500,13 +484,15 @@ class SubBatchBatchNorm : public torch::autograd::Function<SubBatchBatchNorm> {
     if (want_x) {
       grad_x = dx.contiguous(static_cast<at::MemoryFormat>(ctx->saved_data["x_format"].toInt()));
     }
-    return {grad_x, affine_grads[0].to(weight_dtype), affine_grads[1].to(weight_dtype), Tensor(), Tensor(), Tensor()};
+    return {grad_x, affine_grads[0].to(weight_dtype), affine_grads[1].to(weight_dtype), Tensor(), Tensor(), Tensor(),
+            Tensor()};
   }
 };
 
+// (y, the groups' means, their unbiased variances); the last two undefined (None) unless `with_stats`.
 std::tuple<Tensor, Tensor, Tensor> sub_batch_bn(Tensor x, Tensor weight, Tensor bias, int64_t splits, double eps,
                                                 std::optional<Tensor> running_mean, std::optional<Tensor> running_var,
-                                                double factor) {
+                                                double factor, bool with_stats) {
   // Messages are plain text: numbers streamed into them crashed a build whose C++ library differed from
   // PyTorch's (harness/models/cuda_bn.py checks the arguments first and names the values).
   TORCH_CHECK(x.is_cuda(), "sub-batch BN (train.sub_batch_bn=cuda_cpp) runs on CUDA tensors");
@@ -530,7 +516,9 @@ std::tuple<Tensor, Tensor, Tensor> sub_batch_bn(Tensor x, Tensor weight, Tensor 
                   "on the activation's device");
     }
   }
-  auto out = SubBatchBatchNorm::apply(x, weight, bias, splits, eps, Running{running_mean, running_var, factor});
+  auto out = SubBatchBatchNorm::apply(x, weight, bias, splits, eps, Running{running_mean, running_var, factor},
+                                      with_stats);
+  if (!with_stats) return {out[0], Tensor(), Tensor()};
   return {out[0], out[1], out[2]};
 }
 
