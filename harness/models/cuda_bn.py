@@ -13,12 +13,16 @@ processes load the build from PyTorch's extensions folder), which needs CUDA's c
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 import torch
+
+log = logging.getLogger("harness.models")
 
 SOURCE = Path(__file__).parent / "csrc" / "sub_batch_bn.cu"
 EXTENSION = "harness_sub_batch_bn"
@@ -52,11 +56,16 @@ def extension() -> ModuleType:
     # Hopper and later: build for the visible GPU's own architecture rather than PyTorch's whole list.
     major, minor = torch.cuda.get_device_capability()
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")
+    log.info("sub-batch BN: building the C++ kernels, or loading an earlier build (the first build on a machine "
+             "takes about a minute)")
+    start = time.perf_counter()
     try:
-        return load(EXTENSION, sources=[str(SOURCE)], extra_cuda_cflags=["-O3"], verbose=False)
+        module = load(EXTENSION, sources=[str(SOURCE)], extra_cuda_cflags=["-O3"], verbose=False)
     except (RuntimeError, OSError, ImportError) as error:
         raise ExtensionUnavailable(f"building the C++ sub-batch BN ({SOURCE}) failed: {error}. "
                                    "Use train.sub_batch_bn=triton or auto.") from error
+    log.info("sub-batch BN: C++ kernels ready in %.1f s", time.perf_counter() - start)
+    return module
 
 
 def cuda_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float,

@@ -38,6 +38,24 @@ def test_building_without_a_gpu_names_the_alternatives():
     assert "train.sub_batch_bn=triton" in str(err.value)
 
 
+def test_a_gpu_machine_without_a_cuda_compiler_is_told_before_work(monkeypatch):
+    # PyTorch's pip wheels bring no nvcc: on such a machine the trainer refuses train.sub_batch_bn=cuda_cpp before it
+    # starts, naming the variable to set and the implementations that need no compiler.
+    import torch.utils.cpp_extension as cpp_extension
+
+    from harness.models import cuda_bn
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", None)
+    cuda_bn.extension.cache_clear()
+    try:
+        with pytest.raises(SpecError) as err:
+            require_bn_kernels_device("cuda_cpp", "cudnn", torch.device("cuda"))
+    finally:
+        cuda_bn.extension.cache_clear()
+    assert "nvcc" in str(err.value) and "CUDA_HOME" in str(err.value) and "train.sub_batch_bn=triton" in str(err.value)
+
+
 def reference(x, weight, bias, k, eps=1e-5):
     """(y, block means, block unbiased variances), in float64, groups = k contiguous blocks of the batch."""
     x64 = x.double()
