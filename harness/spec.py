@@ -379,6 +379,12 @@ def validate(spec: RunSpec) -> RunSpec:
              f"train.plain_bn_impl=cudnn.")
     _require(t.step not in GRAPHED_STEP_MODES or t.device != "cpu",
              f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
+    # torch.compile cannot trace into the C++ extension: every BN layer would break the compiled graph in two.
+    for key in ("sub_batch_bn", "plain_bn_impl"):
+        _require(getattr(t, key) != "cuda_cpp" or t.step not in ("compile", "compile_graphs"),
+                 f"'train.{key}=cuda_cpp' is a C++ operation that torch.compile cannot trace into (each BN layer "
+                 f"would split the compiled step), and train.step={t.step}. Use train.{key}="
+                 f"{'auto' if key == 'sub_batch_bn' else 'cudnn'} with compiled steps, or train.step=cuda_graphs.")
     # Compiled graphs under DDP (its hooks inside a compiled and captured step) have not been tested.
     _require(t.step != "compile_graphs" or spec.num_gpus == 1,
              f"'train.step=compile_graphs' runs on one GPU, but num_gpus={spec.num_gpus}. Use train.step=cuda_graphs "

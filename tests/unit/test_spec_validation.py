@@ -45,6 +45,10 @@ BAD = [
      "train.sub_batch_bn=auto"),
     ({"train.plain_bn_impl": "cuda_cpp", "train.device": "cpu"}, "train.plain_bn_impl=cuda_cpp",
      "train.plain_bn_impl=cudnn"),
+    ({"train.sub_batch_bn": "cuda_cpp", "train.step": "compile_graphs"}, "train.sub_batch_bn=cuda_cpp",
+     "train.sub_batch_bn=auto with compiled steps"),
+    ({"train.plain_bn_impl": "cuda_cpp", "train.step": "compile"}, "train.plain_bn_impl=cuda_cpp",
+     "train.plain_bn_impl=cudnn with compiled steps"),
 ]
 
 
