@@ -14,7 +14,6 @@ processes load the build from PyTorch's extensions folder), which needs CUDA's c
 from __future__ import annotations
 
 import logging
-import os
 import time
 from functools import cache
 from pathlib import Path
@@ -49,13 +48,12 @@ def extension() -> ModuleType:
     """The built extension (building it on first use in this process, or loading an earlier build)."""
     reason = _no_compiler_reason()
     if reason is not None:
-        raise ExtensionUnavailable(f"train.sub_batch_bn=cuda_cpp builds CUDA C++ kernels, but {reason}. "
-                                   "Use train.sub_batch_bn=triton (same kernels in Triton) or auto.")
+        raise ExtensionUnavailable(f"train.sub_batch_bn=cuda_cpp (and train.plain_bn_impl=cuda_cpp) builds CUDA C++ "
+                                   f"kernels, but {reason}. Use train.sub_batch_bn=triton (the same computation in "
+                                   "Triton) or auto, and train.plain_bn_impl=cudnn.")
     from torch.utils.cpp_extension import load
 
-    # Hopper and later: build for the visible GPU's own architecture rather than PyTorch's whole list.
-    major, minor = torch.cuda.get_device_capability()
-    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")
+    # (for the visible GPUs' architectures, unless TORCH_CUDA_ARCH_LIST names others)
     log.info("sub-batch BN: building the C++ kernels, or loading an earlier build (the first build on a machine "
              "takes about a minute)")
     start = time.perf_counter()
