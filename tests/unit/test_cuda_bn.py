@@ -2,6 +2,11 @@
 its kernels against an independent float64 implementation in the cases the Triton tests do not reach. The cases it
 shares with the Triton kernels (every k, bf16 under autocast, CUDA graphs, plain BN) are in test_multigrid_bn.py."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -54,6 +59,47 @@ def test_a_gpu_machine_without_a_cuda_compiler_is_told_before_work(monkeypatch):
     finally:
         cuda_bn.extension.cache_clear()
     assert "nvcc" in str(err.value) and "CUDA_HOME" in str(err.value) and "train.sub_batch_bn=triton" in str(err.value)
+
+
+def _cuda_toolkit_from_wheels() -> Path | None:
+    """NVIDIA's pip wheels of CUDA's compiler for PyTorch's CUDA major version (the test extra installs them), or
+    None."""
+    if torch.version.cuda is None:
+        return None
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for base in nvidia.__path__:
+        home = Path(base) / f"cu{torch.version.cuda.split('.')[0]}"
+        if (home / "bin" / "nvcc").is_file() and (home / "lib").is_dir():
+            return home
+    return None
+
+
+@pytest.mark.skipif(_cuda_toolkit_from_wheels() is None,
+                    reason="needs PyTorch with CUDA and CUDA's compiler wheels of its version (pip install .[test])")
+def test_the_kernels_build_with_pytorchs_extension_builder(tmp_path):
+    # No GPU is needed to build: the source compiles and links with the PyTorch this project installs, as it will on
+    # a GPU machine, and the module's checks run on the host (a CPU tensor is refused in plain words).
+    home = _cuda_toolkit_from_wheels()
+    libs = tmp_path / "lib"
+    libs.mkdir()
+    (libs / "libcudart.so").symlink_to(next((home / "lib").glob("libcudart.so.*")))  # the wheel has no link name
+    code = (
+        "import torch\n"
+        "from torch.utils.cpp_extension import load\n"
+        f"m = load('harness_sub_batch_bn', sources=[{str(SOURCE)!r}], extra_cuda_cflags=['-O3'],\n"
+        f"         extra_ldflags=['-L{libs}'], build_directory={str(tmp_path)!r})\n"
+        "try:\n"
+        "    m.sub_batch_bn(torch.randn(4, 8), torch.ones(8), torch.zeros(8), 2, 1e-5, None, None, 0.0, False)\n"
+        "except RuntimeError as error:\n"
+        "    print('refused:', error)\n")
+    env = {**os.environ, "CUDA_HOME": str(home), "TORCH_CUDA_ARCH_LIST": "9.0", "MAX_JOBS": str(os.cpu_count() or 1),
+           "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "refused:" in done.stdout and "runs on CUDA tensors" in done.stdout
 
 
 def reference(x, weight, bias, k, eps=1e-5):
