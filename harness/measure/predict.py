@@ -22,7 +22,7 @@ from harness.device import pick_device, use_bf16, use_channels_last
 from harness.measure.loader_bound import LoaderRates, loader_bound_seconds, loader_bound_shapes, require_rates
 from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model, multigrid_bns
-from harness.models.bn import set_bn_impls
+from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_planned_frames
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.trained import ShapeKey, iterations_by_shape
@@ -102,6 +102,7 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`, sub-batch BN computed as
     `spec.train.sub_batch_bn` says; with `plain_bn`, shapes with sub-batch BN also with plain BN
     (`StepTime.plain_bn_ms`)."""
+    require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, device)
     torch.manual_seed(0)
     # Timed with random weights: a run's pre-trained ones (model.pretrained) change no step's time.
     model = build_model(dataclasses.replace(spec.model, pretrained=None), spec.data.num_classes).to(device)
@@ -179,6 +180,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
     from harness.suite import load_scale, load_suite, paper_rows, resolve_suite
 
     dev = pick_device(device)
+    require_bn_kernels_device(sub_batch_bn, "cudnn", dev)
     suite = load_suite(suite_name)
     # Runs that start from pre-trained weights are timed too (with random ones: measure_shapes), so they are
     # resolved as if the weights were given.

@@ -27,7 +27,7 @@ from torch import nn
 from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.step_bench import median_ms
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import set_bn_impls
+from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.schedule import baseline_spec, build_plan
 from harness.schedule.trained import iterations_by_layout
 from harness.spec import RunSpec, SpecError
@@ -80,6 +80,7 @@ def measure_scaling(suite: str, scale: str, variants: list[str], *, warmup: int 
                                                                     build_plan(baseline_spec(spec)))):
                 for key, n in iterations_by_layout(plan).items():
                     counts.setdefault(key, {})[str(label)] = n
+        require_bn_kernels_device(first.train.sub_batch_bn, first.train.plain_bn_impl, info.device)
         on_gpu = info.device.type == "cuda"
         fmt = memory_format_for(use_channels_last(info.device))
         torch.manual_seed(0)

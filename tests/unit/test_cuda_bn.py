@@ -36,6 +36,19 @@ def test_the_trainer_refuses_the_kernels_without_a_gpu_before_work(sub_batch, pl
         require_bn_kernels_device(sub_batch, plain, torch.device("cpu"))
 
 
+@pytest.mark.parametrize("command", [["profile", "--suite", "kinetics_ablation", "--scale", "smoke", "--device", "cpu",
+                                      "--sub-batch-bn"],
+                                     ["scaling", "--suite", "kinetics_ablation", "--scale", "smoke", "--sub-batch-bn"]],
+                         ids=["profile", "scaling"])
+@pytest.mark.parametrize("impl", ["cuda_cpp", "triton"])
+def test_timing_gpu_kernels_on_the_cpu_is_refused_before_timing(command, impl):
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "harness", *command, impl], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 2 and f"train.sub_batch_bn={impl} runs CUDA kernels" in done.stderr
+    assert "Traceback" not in done.stderr and "timing" not in done.stderr
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU machine the extension builds")
 def test_building_without_a_gpu_names_the_alternatives():
     with pytest.raises(ExtensionUnavailable, match="no CUDA GPU") as err:
