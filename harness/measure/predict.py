@@ -50,6 +50,7 @@ def profile_plan(spec: RunSpec, *, device: str | None = None, bf16: bool | None 
     """Time every planned shape of `spec` and of its baseline; predict both runs' wall-clock. Sub-batch BN runs
     as `spec.train.sub_batch_bn` says; with `plain_bn` every sub-batch shape is also timed with plain BN."""
     dev = pick_device(device)
+    require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, dev)
     bf16 = use_bf16(dev) if bf16 is None else bf16
     channels_last = use_channels_last(dev) if channels_last is None else channels_last
     plan, baseline = build_plan(spec), build_plan(baseline_spec(spec))
@@ -102,7 +103,6 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`, sub-batch BN computed as
     `spec.train.sub_batch_bn` says; with `plain_bn`, shapes with sub-batch BN also with plain BN
     (`StepTime.plain_bn_ms`)."""
-    require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, device)
     torch.manual_seed(0)
     # Timed with random weights: a run's pre-trained ones (model.pretrained) change no step's time.
     model = build_model(dataclasses.replace(spec.model, pretrained=None), spec.data.num_classes).to(device)

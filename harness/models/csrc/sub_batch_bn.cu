@@ -54,7 +54,7 @@ struct alignas(sizeof(T) * V) Pack {
 // How the row kernels cover a (rows × C) activation of `splits` groups.
 struct Layout {
   int64_t channels, rows_per_group;
-  int vec, lanes_c, lanes_r, channel_blocks;
+  int lanes_c, lanes_r, channel_blocks;
   int64_t rows_per_prog, progs_per_group;  // reductions: programs per group, rows each
   int64_t rows_per_block, blocks_per_group;  // elementwise kernels
 };
@@ -63,7 +63,6 @@ Layout make_layout(int64_t channels, int64_t rows, int64_t splits, int vec) {
   Layout l;
   l.channels = channels;
   l.rows_per_group = rows / splits;
-  l.vec = vec;
   const int64_t vectors = channels / vec;
   l.lanes_c = static_cast<int>(std::min<int64_t>(vectors, 32));
   l.lanes_r = kThreads / l.lanes_c;
@@ -340,12 +339,6 @@ Tensor empty_rows_like(const Tensor& like) {
   return at::empty(like.sizes(), like.options(), rows_format(like.dim()));
 }
 
-// Back in `like`'s own memory format (a copy only where it is not channels last).
-Tensor in_format_of(const Tensor& t, const Tensor& like) {
-  if (like.is_contiguous(rows_format(like.dim()))) return t;
-  return t.contiguous(like.suggest_memory_format());
-}
-
 template <typename T>
 int vector_width(const Tensor& a, int64_t channels) {
   constexpr int wide = 16 / sizeof(T);
@@ -447,14 +440,16 @@ class SubBatchBatchNorm : public torch::autograd::Function<SubBatchBatchNorm> {
                                     l);
       }
     });
+    // y and dx go back in x's memory format: as written where it is channels last, else a copy
+    const at::MemoryFormat x_format = x.suggest_memory_format();
     ctx->save_for_backward({rows, w, stats});
     ctx->saved_data["splits"] = splits;
     ctx->saved_data["weight_dtype"] = weight.scalar_type();
-    ctx->saved_data["x_format"] = static_cast<int64_t>(x.suggest_memory_format());
-    if (!with_stats) return {in_format_of(y, x)};  // (two outputs fewer: less for autograd to keep per layer)
+    ctx->saved_data["x_format"] = static_cast<int64_t>(x_format);
+    if (!with_stats) return {y.contiguous(x_format)};  // (two outputs fewer: less for autograd to keep per layer)
     Tensor mean = stats[0], var = stats[4];
     ctx->mark_non_differentiable({mean, var});
-    return {in_format_of(y, x), mean, var};
+    return {y.contiguous(x_format), mean, var};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
