@@ -5,8 +5,8 @@
 # weights kept as $STANDIN. Then, in the time left, the jobs of kinetics_finetune.jobs (ssv2 and charades runs with
 # model.pretrained=$STANDIN) through converged_proxy.sh, one run per GPU. Back in $OUT: the stand-in's record
 # (kinetics_standin_record.json) and log, and what converged_proxy.sh returns (converged.tgz). The fine-tuned records
-# land beside the suites' runs from scratch, which are then another setting: move those into
-# results/<suite>/proxy/from_scratch/ before reporting.
+# are another setting than the suites' runs from scratch: keep them apart (results/finetuned_from_kinetics/<suite>/proxy/)
+# and report them with `harness report --results results/finetuned_from_kinetics --out reports/finetuned_from_kinetics`.
 # Usage: bash tools/device/kinetics_finetune.sh COMMIT [SECONDS]
 source tools/device/_setup.sh "$1"
 budget=${2:-585}
