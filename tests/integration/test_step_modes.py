@@ -288,3 +288,68 @@ def test_a_compiled_step_keeps_where_its_compile_time_went(tmp_path, monkeypatch
     assert time_mode("plain", model, optimizer, clips, labels, False, warmup=1, repeats=1)[3] is None
     _print_compile_cost({"model": "tiny", "batch": 2, "mode": "compile", "setup_s": setup_s, "compile": cost})
     assert "1 graph(s): tracing" in capsys.readouterr().out
+
+
+class _Units(torch.nn.Module):
+    """A stem, a stage of three blocks (the last two alike) and a head: the harness's compile units, small."""
+
+    def __init__(self) -> None:
+        from harness.models.resnet3d import Head, Stem, init_weights, res_stage
+
+        super().__init__()
+        self.stem, self.stage, self.head = Stem(3, 8, 3), res_stage(8, 4, 16, [3, 1, 1], 1), Head(16, 5, 0.0)
+        init_weights(self)
+
+    def forward(self, clips: torch.Tensor) -> torch.Tensor:
+        return self.head([self.stage(self.stem(clips))])
+
+
+def _train_on_cpu(mode: str, scope: str = "model") -> tuple[list[float], dict, object, torch.nn.Module]:
+    torch.manual_seed(0)
+    model = _Units().train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    runner = make_step(mode, model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"),
+                       shapes=2, compile_scope=scope)
+    generator = torch.Generator().manual_seed(1)
+    losses = []
+    for t, s, batch, splits in [(4, 16, 4, 2), (4, 16, 4, 2), (2, 24, 2, 1), (2, 24, 2, 1)]:
+        set_bn_layout(multigrid_bns(model), splits, 1)
+        clips, labels = torch.randn(batch, 3, t, s, s, generator=generator), torch.randint(0, 5, (batch,))
+        losses.append(runner(clips, labels, (t, s, batch, splits, 1)).item())
+        optimizer.step()
+    return losses, {k: v.detach().clone() for k, v in model.state_dict().items()}, runner, model
+
+
+def test_a_step_compiled_block_by_block_trains_like_the_eager_step(tmp_path, monkeypatch):
+    """On the CPU (Inductor's C++ backend): train.compile_scope=blocks compiles each block, stem and head on its
+    own, the two alike blocks once per shape, and computes what the eager step computes; outside the step (as
+    evaluation calls the model) the model runs eagerly, compiling nothing."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    eager_losses, eager_state, _, _ = _train_on_cpu("eager")
+    losses, state, runner, model = _train_on_cpu("compile", "blocks")
+    assert runner.compile_scope == "blocks" and runner.specialisations == 2
+    assert runner.compile_cost["graphs"] == 2 * 4  # per shape: stem, first block, the two alike blocks, head
+    assert losses == pytest.approx(eager_losses, rel=1e-4)
+    for key, value in eager_state.items():
+        if value.dtype.is_floating_point and value.norm() > 0:
+            assert _relative(state[key], value) < 1e-4, key
+    frames = counters["stats"]["unique_graphs"]
+    with torch.no_grad():
+        model.eval()(torch.randn(1, 3, 3, 20, 20))  # a shape no step compiled
+    assert counters["stats"]["unique_graphs"] == frames
+
+
+def test_compiling_block_by_block_needs_compile_units():
+    model = torch.nn.Sequential(torch.nn.Conv3d(3, 4, 3), torch.nn.Flatten(), torch.nn.LazyLinear(2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(SpecError, match="compile_scope=model"):
+        make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"),
+                  compile_scope="blocks")
+    with pytest.raises(SpecError, match="Did you mean 'blocks'"):
+        RunSpec(train=TrainSpec(compile_scope="block")).replace()
+    # The default leaves run ids as they were; another scope is another run.
+    base = RunSpec(num_gpus=1, train=TrainSpec(step="compile"))
+    assert run_id(base) != run_id(base.replace(train=TrainSpec(step="compile", compile_scope="blocks")))
