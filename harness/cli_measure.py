@@ -173,8 +173,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
                                                        kernels=args.kernels, progress=bar,
                                                        on_row=save_so_far,
                                                        pad_stem=args.pad_stem_channels,
-                                                       plain_bn=args.plain_bn_impl,
-                                                       compile_scope=args.compile_scope)).to_dict()
+                                                       plain_bn=args.plain_bn_impl)).to_dict()
     if _save_or_print_json(record, args):
         return 0
     print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
@@ -221,7 +220,7 @@ def _print_kernels(row: dict) -> None:
 
 def register_throughput(sub: argparse._SubParsersAction) -> None:
     from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
-    from harness.spec import COMPILE_SCOPES, PLAIN_BN_IMPL
+    from harness.spec import PLAIN_BN_IMPL
 
     p = sub.add_parser("throughput", help="trainer step clips/s at a recipe's baseline shape vs a plain loop",
                        description="Time the trainer's training step (each train.step mode) and a plain PyTorch "
@@ -234,9 +233,6 @@ def register_throughput(sub: argparse._SubParsersAction) -> None:
                    help="train.plain_bn_impl values to time each recipe with, e.g. cudnn triton (default cudnn)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES, metavar="MODE",
                    help=f"any of {', '.join(MODES)} (default all)")
-    p.add_argument("--compile-scope", default="model", choices=COMPILE_SCOPES,
-                   help="train.compile_scope of the compiled modes: the whole model (default) or each block, stem, "
-                        "fusion and head on its own")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
     p.add_argument("--warmup", type=NON_NEGATIVE, default=5)
     p.add_argument("--repeats", type=COUNT, default=20)

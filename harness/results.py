@@ -20,8 +20,7 @@ NOT_IN_RUN_ID = ("output_dir", "resume")
 NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_checkpoints")
 # Keys added after records were first written: hashed only when set off their default, so the ids of
 # records made before them (which ran at that default) stay valid. A step mode changes the timings.
-TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn": "auto", "plain_bn_impl": "cudnn",
-                         "compile_scope": "model"}
+TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn": "auto", "plain_bn_impl": "cudnn"}
 # Another decoder, or smaller copies, plan the same clips, but their pixels differ by a few grey levels and their
 # data wait differs.
 DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}

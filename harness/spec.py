@@ -131,9 +131,6 @@ class TrainSpec:
     step: str = "eager"
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     plain_bn_impl: str = "cudnn"  # kernels of training BN over the whole per-GPU batch: one of PLAIN_BN_IMPL
-    # What a compiled step (step compile or compile_graphs) hands torch.compile: the whole model, or each of its
-    # compile units (residual block, non-local block, stem, lateral fusion, head) on its own: one of COMPILE_SCOPES.
-    compile_scope: str = "model"
     # Training videos also scored at the end, as the validation set is (0: off): train vs validation top-1 says
     # whether a schedule underfits or memorises.
     train_eval_videos: int = 0
@@ -183,7 +180,6 @@ SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
 # Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the sub-batch kernels with one
 # group (CUDA; harness.models.triton_bn, harness.models.cuda_bn).
 PLAIN_BN_IMPL = ("cudnn", "triton", "cuda_cpp")
-COMPILE_SCOPES = ("model", "blocks")  # harness.train.step.compiled implements them
 POLICIES = ("step", "cosine")
 DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 
@@ -384,8 +380,6 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(t.step not in GRAPHED_STEP_MODES or t.device != "cpu",
              f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     # torch.compile cannot trace into the C++ extension: every BN layer would break the compiled graph in two.
-    _require(t.compile_scope in COMPILE_SCOPES, f"'train.compile_scope' must be one of {COMPILE_SCOPES}, got "
-             f"'{t.compile_scope}'." + did_you_mean(t.compile_scope, COMPILE_SCOPES))
     for key in ("sub_batch_bn", "plain_bn_impl"):
         _require(getattr(t, key) != "cuda_cpp" or t.step not in ("compile", "compile_graphs"),
                  f"'train.{key}=cuda_cpp' is a C++ operation that torch.compile cannot trace into (each BN layer "

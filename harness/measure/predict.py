@@ -112,8 +112,7 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     set_bn_impls(multigrid_bns(model), spec.train)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
 
-    timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats,
-                  compile_scope=spec.train.compile_scope)
+    timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats)
     times = {}
     for key in sorted(keys):
         if plain_bn and key[3] > 1:

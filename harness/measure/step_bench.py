@@ -57,16 +57,15 @@ def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, r
 
 def time_training_step(model: nn.Module, optimizer: torch.optim.Optimizer, t: int, s: int, batch: int,
                        bn_splits: int, device: torch.device, *, bf16: bool, channels_last: bool,
-                       step: str = "eager", warmup: int = 3, repeats: int = 10,
-                       compile_scope: str = "model") -> StepTime:
+                       step: str = "eager", warmup: int = 3, repeats: int = 10) -> StepTime:
     """Median time of one training iteration on random clips of batch×3×t×s×s, run as the trainer runs it with
     `train.step=<step>` (train_iteration: LR set, step, loss read, SGD step, sync; the first warm-up step captures
-    or compiles; `compile_scope` as train.compile_scope)."""
+    or compiles)."""
     set_bn_layout(multigrid_bns(model), bn_splits, 1)
     fmt = memory_format_for(channels_last)
     clip = torch.randn(batch, 3, t, s, s, device=device).to(memory_format=fmt)
     labels = torch.randint(0, 2, (batch,), device=device)
-    runner = make_step(step, model, optimizer, nn.functional.cross_entropy, bf16, device, compile_scope=compile_scope)
+    runner = make_step(step, model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (t, s, batch, bn_splits, 1)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)

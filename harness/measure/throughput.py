@@ -61,7 +61,6 @@ class ThroughputRow:
     compile: dict | None = None  # compiled modes: where setup_s's compile time went (harness.train.compile_cost)
     pad_stem_channels: int = 0  # model.pad_stem_channels of the timed model (0: the stem's 3 channels as they are)
     plain_bn_impl: str = "cudnn"  # train.plain_bn_impl of the timed model's BN layers
-    compile_scope: str = "model"  # train.compile_scope of the compiled modes (the others ignore it)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,8 +80,6 @@ def row_setting(row: dict) -> str:
         parts.append(f"stem {row['pad_stem_channels']}")
     if row.get("plain_bn_impl", "cudnn") != "cudnn":
         parts.append(f"{row['plain_bn_impl']} BN")
-    if row.get("compile_scope", "model") != "model" and row["mode"].startswith("compile"):
-        parts.append(f"{row['compile_scope']} compiled")
     return ", ".join(parts)
 
 
@@ -121,8 +118,8 @@ def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch
 
 
 def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor,
-              labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int, kernels: int = 0,
-              compile_scope: str = "model") -> tuple[float, float, dict | None, dict | None]:
+              labels: torch.Tensor, bf16: bool, *, warmup: int, repeats: int,
+              kernels: int = 0) -> tuple[float, float, dict | None, dict | None]:
     """(ms per step over `repeats` steps after `warmup`, setup seconds, the `kernels` largest kernels of a few
     more steps or None, where a compiled mode's compile time went or None) of one mode."""
     device = clips.device
@@ -137,8 +134,7 @@ def time_mode(mode: str, model: nn.Module, optimizer: torch.optim.Optimizer, cli
         sync_device(device)
         ms = (time.perf_counter() - start) / repeats * 1e3
         return ms, 0.0, _kernels(plain_steps, device, ms, kernels), None
-    runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device,
-                       compile_scope=compile_scope)
+    runner = make_step(mode.removesuffix("_autotuned"), model, optimizer, nn.functional.cross_entropy, bf16, device)
     key = (clips.shape[2], clips.shape[3], len(clips), 1, 1)
     lr = optimizer.param_groups[0]["lr"]  # set again every iteration, as the trainer sets its schedule's
 
@@ -164,12 +160,11 @@ def _kernels(run, device: torch.device, step_ms: float, top: int) -> dict | None
 def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *, device: str | None = None,
                        warmup: int = 5, repeats: int = 20, kernels: int = 0, progress=None,
                        on_row: Callable[[dict], None] | None = None, pad_stem: Sequence[int] = (0,),
-                       plain_bn: Sequence[str] = ("cudnn",), compile_scope: str = "model") -> dict:
+                       plain_bn: Sequence[str] = ("cudnn",)) -> dict:
     """Every (recipe, stem padding, plain BN kernels, batch, mode) at the recipe's baseline shape; JSON-ready.
     `kernels` > 0: each row also profiles a few steps and keeps that many of the largest kernels. `pad_stem`: the
     values of model.pad_stem_channels to time the model with; `plain_bn` those of train.plain_bn_impl. `on_row`
-    gets the record so far after every row (a measurement cut off keeps its rows). `compile_scope`: what the compiled
-    modes hand torch.compile (train.compile_scope)."""
+    gets the record so far after every row (a measurement cut off keeps its rows)."""
     from harness.config import compose
 
     dev = pick_device(device)
@@ -209,15 +204,13 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                 torch.backends.cudnn.benchmark = AUTOTUNED[mode]
                 try:
                     ms, setup, where, compile_cost = time_mode(mode, model, optimizer, clips, labels, bf16,
-                                                               warmup=warmup, repeats=repeats, kernels=kernels,
-                                                               compile_scope=compile_scope)
+                                                               warmup=warmup, repeats=repeats, kernels=kernels)
                 except torch.OutOfMemoryError:
                     ms, setup, where, compile_cost = float("nan"), float("nan"), None, None
                 peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak, where, compile_cost, pad, plain_impl,
-                                          compile_scope))
+                                          tflops, tflops / ceiling, peak, where, compile_cost, pad, plain_impl))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

@@ -18,8 +18,6 @@ from harness.models.bn import MultigridBatchNorm3d
 
 
 class NonLocal(nn.Module):
-    compile_unit = True  # compiled on its own under train.compile_scope=blocks (harness.train.step.compiled)
-
     def __init__(self, dim: int) -> None:
         super().__init__()
         inner = max(1, dim // 2)

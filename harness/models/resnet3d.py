@@ -57,8 +57,6 @@ def pad_stem_channels(model: nn.Module, channels: int) -> None:
 class Stem(nn.Module):
     """conv kt×7×7 stride 1×2×2, BN, ReLU, max-pool 1×3×3 stride 1×2×2."""
 
-    compile_unit = True  # compiled on its own under train.compile_scope=blocks (harness.train.step.compiled)
-
     def __init__(self, dim_in: int, dim_out: int, temporal_kernel: int) -> None:
         super().__init__()
         self.conv1 = StemConv3d(dim_in, dim_out, (temporal_kernel, 7, 7), stride=(1, 2, 2),
@@ -73,8 +71,6 @@ class Stem(nn.Module):
 
 class Bottleneck(nn.Module):
     """1×1 (temporal kernel kt) → 1×3×3 (spatial stride) → 1×1, with a projection shortcut if needed."""
-
-    compile_unit = True  # compiled on its own under train.compile_scope=blocks (harness.train.step.compiled)
 
     def __init__(self, dim_in: int, dim_inner: int, dim_out: int, temporal_kernel: int, stride: int) -> None:
         super().__init__()
@@ -116,8 +112,6 @@ def res_stage(dim_in: int, dim_inner: int, dim_out: int, temporal_kernels: Seque
 
 class Head(nn.Module):
     """Global average pool per pathway (any clip shape), concat, dropout, linear classifier."""
-
-    compile_unit = True  # compiled on its own under train.compile_scope=blocks (harness.train.step.compiled)
 
     def __init__(self, dim_in: int, num_classes: int, dropout: float) -> None:
         super().__init__()

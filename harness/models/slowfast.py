@@ -24,8 +24,6 @@ FUSION_RATIO = 2  # lateral conv outputs 2× the fast channels
 class FastToSlow(nn.Module):
     """Lateral connection: time-strided conv from the fast pathway, concatenated to the slow one."""
 
-    compile_unit = True  # compiled on its own under train.compile_scope=blocks (harness.train.step.compiled)
-
     def __init__(self, dim_fast: int, alpha: int, kernel: int) -> None:
         super().__init__()
         self.conv = nn.Conv3d(dim_fast, dim_fast * FUSION_RATIO, (kernel, 1, 1), stride=(alpha, 1, 1),

@@ -207,7 +207,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     resumed_from = state.iteration  # 0 for a fresh run
     net = data_parallel(model, info, for_graphs=step_mode in GRAPHED_STEP_MODES)
     step = make_step(step_mode, net, optimizer, _loss_fn(multilabel), bf16, info.device,
-                     shapes=len(planned_clip_sizes(plan)), compile_scope=spec.train.compile_scope)
+                     shapes=len(planned_clip_sizes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:
         # uint8 clips from the loader's workers; float ones (data.decoder=nvdec) are normalised on the GPU already

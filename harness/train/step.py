@@ -23,8 +23,7 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
   compiled graphs and kernels) live beside the harness's data rather than in a temporary folder, so a later run
   or process at the same shapes loads them instead of compiling again (`compile_cache_dir`). Where a compiled
   step's compile time went (tracing, AOTAutograd, Inductor, cache hits) is its `compile_cost`, which the trainer's
-  record and `harness throughput` keep. `train.compile_scope=blocks` compiles each block, stem, fusion and head on
-  its own instead of the whole model (`CompiledNet`): a stage's alike blocks share one compilation per shape.
+  record and `harness throughput` keep.
 - ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled
   during the capture's warm-up runs). Compiling alone fuses the step's kernels (an H100 at 8 clips of 32×224²:
   SlowFast's kernels take 45 instead of 68 ms a step) but launches them from Python, so the GPU idled a third
@@ -52,7 +51,7 @@ from torch import nn
 from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
 from harness.reproduce import data_home
-from harness.spec import COMPILE_SCOPES, GRAPHED_STEP_MODES, STEP_MODES, SpecError
+from harness.spec import GRAPHED_STEP_MODES, STEP_MODES, SpecError
 from harness.train.compile_cost import CompileCostMeter
 from harness.train.distributed import DistInfo, agree
 
@@ -186,58 +185,15 @@ class GraphedStep(EagerStep):
         return graph, static_clips, static_labels, static_loss
 
 
-class CompiledNet:
-    """What a compiled step runs: `net` through ``torch.compile``, specialised per shape (no dynamic shapes), as a
-    whole (`scope` "model") or unit by unit (`scope` "blocks"), with room in Dynamo's cache for every planned shape
-    and BN layout, and the compile caches beside the harness's data.
+def compiled(net: nn.Module, shapes: int) -> nn.Module:
+    """`net` through ``torch.compile``, specialised per shape (no dynamic shapes), with room in Dynamo's cache for
+    every planned shape and BN layout, and the compile caches beside the harness's data."""
+    import torch._dynamo
 
-    Unit by unit, each module whose class sets ``compile_unit`` (the harness's residual and non-local blocks,
-    stems, lateral fusions and heads) is compiled on its own and the glue between them (a pathway's frame pick)
-    stays eager. Dynamo then traces each distinct unit once per shape instead of the whole model, and the units
-    that repeat with the same input shape (a stage's blocks after its first) share one compilation, since the
-    compiled code takes a unit's parameters as inputs; the graphs fuse less across units. The units run compiled
-    only inside `active()`, the step's forward and backward: evaluation and other callers keep the eager model."""
-
-    def __init__(self, net: nn.Module, shapes: int, scope: str = "model") -> None:
-        import torch._dynamo
-
-        compile_cache_dir()
-        self.scope = scope
-        # Every planned shape and BN layout is its own specialisation (Dynamo's default limit is 8); unit by unit,
-        # of each distinct unit, and the units of one class share the cache of their forward's code.
-        per_code = 2 * shapes + 4
-        self.units: list[nn.Module] = []
-        self._compiled: list[Callable] = []  # per unit, its compiled call
-        if scope == "model":
-            self.net = torch.compile(net, dynamic=False)
-        elif scope == "blocks":
-            self.units = [m for m in net.modules() if getattr(type(m), "compile_unit", False)]
-            if not self.units:
-                raise SpecError(f"train.compile_scope=blocks compiles the modules whose class sets compile_unit = "
-                                f"True (the harness's ResNet-3D blocks, stems, fusions and heads); "
-                                f"{type(net).__name__} has none. Use train.compile_scope=model, or set "
-                                f"compile_unit = True on the classes of its repeated blocks.")
-            per_code *= max(sum(type(u) is type(m) for m in self.units) for u in self.units)
-            self.net = net
-            self._compiled = [torch.compile(unit._call_impl, dynamic=False) for unit in self.units]
-        else:
-            raise ValueError(f"train.compile_scope must be one of {COMPILE_SCOPES}, got {scope!r}")
-        config = torch._dynamo.config
-        config.cache_size_limit = max(config.cache_size_limit, per_code)
-        config.accumulated_cache_size_limit = max(config.accumulated_cache_size_limit,
-                                                  per_code * max(1, len(self.units)))
-
-    @contextlib.contextmanager
-    def active(self):
-        """Within: the units run their compiled code (nn.Module's own hook for it, which ``nn.Module.compile``
-        sets for good); after: the eager model again."""
-        for unit, compiled_call in zip(self.units, self._compiled):
-            unit._compiled_call_impl = compiled_call
-        try:
-            yield
-        finally:
-            for unit in self.units:
-                unit._compiled_call_impl = None
+    compile_cache_dir()
+    # Every planned shape and BN layout is its own specialisation; Dynamo's default limit is 8.
+    torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 2 * shapes + 4)
+    return torch.compile(net, dynamic=False)
 
 
 def compile_cache_dir() -> str:
@@ -247,39 +203,25 @@ def compile_cache_dir() -> str:
     return os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(data_home() / "torch-compile"))
 
 
-class _Compiled:
-    """A compiled step: its CompiledNet, whose units run compiled within the step's forward and backward, and
-    the compile stages and cache hits from its making on (CompileCostMeter)."""
+class _CompileCosted:
+    """A compiled step's compile stages and cache hits, from its making on (CompileCostMeter)."""
 
     compile_meter: CompileCostMeter
-    compiled_net: CompiledNet
-
-    def _compile(self, net: nn.Module, shapes: int, scope: str) -> nn.Module:
-        self.compile_meter = CompileCostMeter()
-        self.compiled_net = CompiledNet(net, shapes, scope)
-        return self.compiled_net.net
-
-    @property
-    def compile_scope(self) -> str:
-        return self.compiled_net.scope
 
     @property
     def compile_cost(self) -> dict[str, Any]:
         return self.compile_meter.cost()
 
-    def _forward_backward(self, clips: torch.Tensor, labels: torch.Tensor, graph_safe: bool = False) -> torch.Tensor:
-        with self.compiled_net.active():
-            return super()._forward_backward(clips, labels, graph_safe)
 
-
-class CompiledStep(_Compiled, EagerStep):
+class CompiledStep(_CompileCosted, EagerStep):
     """Forward + backward through ``torch.compile`` (one specialisation per shape)."""
 
     mode = "compile"
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
-                 device: torch.device, shapes: int = 8, scope: str = "model") -> None:
-        super().__init__(self._compile(net, shapes, scope), optimizer, loss_fn, bf16, device)
+                 device: torch.device, shapes: int = 8) -> None:
+        self.compile_meter = CompileCostMeter()
+        super().__init__(compiled(net, shapes), optimizer, loss_fn, bf16, device)
         self.seen: set[StepKey] = set()
 
     @property
@@ -300,16 +242,17 @@ class CompiledStep(_Compiled, EagerStep):
         return loss
 
 
-class CompiledGraphedStep(_Compiled, GraphedStep):
+class CompiledGraphedStep(_CompileCosted, GraphedStep):
     """The compiled forward + backward (CompiledStep's) captured into a CUDA graph per step key (GraphedStep's);
     each shape compiles in the capture's warm-up runs, which setup_s counts."""
 
     mode = "compile_graphs"
 
     def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
-                 device: torch.device, shapes: int = 8, scope: str = "model") -> None:
+                 device: torch.device, shapes: int = 8) -> None:
         require_step_device(self.mode, device)
-        super().__init__(self._compile(net, shapes, scope), optimizer, loss_fn, bf16, device)
+        self.compile_meter = CompileCostMeter()
+        super().__init__(compiled(net, shapes), optimizer, loss_fn, bf16, device)
 
 
 def require_step_device(mode: str, device: torch.device) -> None:
@@ -327,16 +270,15 @@ def resolve_step_mode(mode: str, on_gpu: bool) -> str:
 
 
 def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
-              device: torch.device, shapes: int = 8, compile_scope: str = "model") -> EagerStep:
-    """The step of `mode`; `compile_scope` (train.compile_scope) is what the compiled modes hand torch.compile."""
+              device: torch.device, shapes: int = 8) -> EagerStep:
     if mode == "eager":
         return EagerStep(net, optimizer, loss_fn, bf16, device)
     if mode == "cuda_graphs":
         return GraphedStep(net, optimizer, loss_fn, bf16, device)
     if mode == "compile":
-        return CompiledStep(net, optimizer, loss_fn, bf16, device, shapes, compile_scope)
+        return CompiledStep(net, optimizer, loss_fn, bf16, device, shapes)
     if mode == "compile_graphs":
-        return CompiledGraphedStep(net, optimizer, loss_fn, bf16, device, shapes, compile_scope)
+        return CompiledGraphedStep(net, optimizer, loss_fn, bf16, device, shapes)
     raise ValueError(f"train.step must be one of {STEP_MODES}, got {mode!r}")
 
 
