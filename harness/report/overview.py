@@ -108,8 +108,10 @@ def overview_cells(rows: Sequence[Mapping[str, Any]]) -> tuple[list[list[str]], 
                       "" if paper_delta is None else f"{paper_delta:+.1f}"])
     gpus = sorted({str(r["predicted_gpu"]) for r in rows if r.get("predicted_gpu")})
     scales = sorted({str(r["scale"]) for r in rows if r.get("scale")})
-    note = (f"Predicted: `harness profile` of the paper's recipe and shapes on one {' / '.join(gpus) or '?'} "
-            f"with the step mode in brackets, the fastest profiled for the suite (results/profile/). Measured: "
+    predicted = (f"`harness profile` of the paper's recipe and shapes on one {' / '.join(gpus)} with the step mode "
+                 f"in brackets, the fastest profiled for the suite (results/profile/)" if gpus
+                 else "empty: no `harness profile` record of the paper's shapes beside these results")
+    note = (f"Predicted: {predicted}. Measured: "
             f"our runs at {' / '.join(scales) or 'no'} scale, against the row's 1.0× baseline run; Δ accuracy in "
             f"points of top-1 (mAP for Charades), mean over the seeds in brackets, ± 1.96 standard errors of the "
             f"difference (over seeds where a side has several, else from its validation videos; none for one mAP "

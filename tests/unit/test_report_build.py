@@ -390,6 +390,18 @@ def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     assert any("i3d_multigrid" in line and "3.71× (eager)" in line for line in table3)
 
 
+def test_an_overview_without_profiles_says_so():
+    """Results with no profile record beside them (a folder of runs of another setting) leave the predicted
+    column empty and say why, rather than naming an unknown GPU."""
+    from harness.report.overview import overview_cells
+
+    row = {"table": "5", "paper_row": "baseline", "variant": "baseline", "scale": "proxy", "speedup": 1.0}
+    _, note = overview_cells([row])
+    assert "no `harness profile` record" in note and "?" not in note
+    _, note = overview_cells([{**row, "predicted_gpu": "Card X", "predicted_speedup": 2.0}])
+    assert "on one Card X" in note
+
+
 def test_paper_order_sentence_counts_pairs_in_the_papers_order():
     from harness.report.tables import OK, Table
     from harness.report.verdict import paper_order_sentence
