@@ -17,3 +17,4 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
 left() { echo $(( ${1:-575} - ($(date +%s) - t0) )); }
+job_suites() { grep -v '^#' "$1" | awk 'NF {print $1}' | sort -u; }  # the suites a job file's lines name

@@ -11,7 +11,7 @@ source tools/device/_setup.sh "$1"
 budget=${2:-585}  # seconds from the clock's start (about 2 s into a call) to the last run's end; the tarball takes ~1 s
 res=/root/res; mkdir -p $res/profile $res/claims
 jobs=${JOBS:-tools/device/converged_proxy.jobs}
-suites=$(grep -v '^#' "$jobs" | awk 'NF {print $1}' | sort -u)
+suites=$(job_suites "$jobs")
 for suite in $suites; do [ -d results/$suite ] && cp -rn results/$suite $res/; done
 rm -rf $res/claims/*  # claims are per call: a run cut off by the last call is taken again
 ngpu=$(nvidia-smi -L | wc -l)

@@ -14,7 +14,7 @@ STANDIN=/root/kinetics_standin/kinetics-like-proxy-slowfast_r50_16x8.pt  # the p
 run=/root/kinetics_standin/run
 prepare_finetunes() {  # the fine-tunes' synthetic video and frame caches, made while the stand-in trains (CPU work,
   # under the datasets' locks), so the next call's runs start training at once
-  for suite in $(grep -v '^#' tools/device/kinetics_finetune.jobs | awk 'NF {print $1}' | sort -u); do
+  for suite in $(job_suites tools/device/kinetics_finetune.jobs); do
     timeout $(left $budget) python3 -m harness reproduce --suite $suite --scale proxy --results /root/res \
       --no-report --seeds 0 --only baseline --prepare-only < /dev/null >> $OUT/prepare_finetunes.log 2>&1
     el "$suite inputs ready (exit $?)"
