@@ -155,7 +155,8 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from harness.records import ThroughputRecord
 
     require_device(args.device)
-    require_plain_bn_device(args.plain_bn_impl, pick_device(args.device))  # before the progress bar
+    # Before the progress bar (and the C++ kernels' build, where they are asked for, before any timing).
+    require_plain_bn_device(args.plain_bn_impl, pick_device(args.device), args.modes)
     _require_out(args)
 
     def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows

@@ -3,6 +3,7 @@ its kernels against an independent float64 implementation in the cases the Trito
 shares with the Triton kernels (every k, bf16 under autocast, CUDA graphs, plain BN) are in test_multigrid_bn.py."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,30 @@ def test_a_layer_on_the_cpu_says_what_to_use():
 def test_the_trainer_refuses_the_kernels_without_a_gpu_before_work(sub_batch, plain, fix):
     with pytest.raises(SpecError, match=fix):
         require_bn_kernels_device(sub_batch, plain, torch.device("cpu"))
+
+
+def test_throughput_refuses_the_cpp_kernels_with_compiled_modes_before_timing():
+    from harness.measure.throughput import require_plain_bn_device
+
+    with pytest.raises(SpecError, match=re.escape("--modes compile_graphs: torch.compile cannot trace into the C++")):
+        require_plain_bn_device(["cudnn", "cuda_cpp"], torch.device("cuda"), ["plain", "cuda_graphs", "compile_graphs"])
+    require_plain_bn_device(["cudnn", "triton"], torch.device("cuda"), ["compile_graphs"])  # Triton's BN compiles
+
+
+def test_throughput_refuses_the_cpp_kernels_where_they_cannot_be_built_before_timing(monkeypatch):
+    """On a GPU host without CUDA's compiler (or on a host without a GPU) the refusal comes before any step is timed,
+    as the trainer's, profile's and scaling's do, not from the first step."""
+    import torch.utils.cpp_extension
+
+    from harness.measure.throughput import require_plain_bn_device
+
+    monkeypatch.setattr(torch.utils.cpp_extension, "CUDA_HOME", None)
+    extension.cache_clear()
+    try:
+        with pytest.raises(SpecError, match="builds CUDA C.. kernels, but .*Use train.sub_batch_bn=triton"):
+            require_plain_bn_device(["cuda_cpp"], torch.device("cuda"), ["plain", "eager"])
+    finally:
+        extension.cache_clear()
 
 
 @pytest.mark.parametrize("command", [["profile", "--suite", "kinetics_ablation", "--scale", "smoke", "--device", "cpu",
