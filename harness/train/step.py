@@ -27,7 +27,10 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
 - ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled
   during the capture's warm-up runs). Compiling alone fuses the step's kernels (an H100 at 8 clips of 32×224²:
   SlowFast's kernels take 45 instead of 68 ms a step) but launches them from Python, so the GPU idled a third
-  of the compiled step; the graph removes the launches.
+  of the compiled step; the graph removes the launches. A later process still pays Dynamo's tracing per shape,
+  and loading the cached kernels; files compiled ahead of time (`torch.compile(...).aot_compile`) skip the tracing
+  but not the loading: on an H200, loading and capturing SlowFast's ten proxy shapes took 75 s, against 34 s that
+  the compiled steps saved the proxy run, so the harness does not use them (docs/gpu-notes.md).
 
 ``auto`` picks ``cuda_graphs`` on a GPU (one process or several) and ``eager`` on the CPU.
 Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
