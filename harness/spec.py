@@ -172,6 +172,7 @@ SCALES = ("smoke", "proxy", "paper")
 DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
+EVAL_CROPS = (1, 3)  # spatial crops per evaluation view that harness.data.transforms.eval_crop_boxes makes
 STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
 GRAPHED_STEP_MODES = ("cuda_graphs", "compile_graphs")  # the modes that replay CUDA graphs: a GPU only
 # harness.models.bn implements them
@@ -393,8 +394,10 @@ def validate(spec: RunSpec) -> RunSpec:
         _require(getattr(t, key) >= 0, f"'train.{key}' must be >= 0, got {getattr(t, key)}.")
     for key in ("keep_checkpoints", "eval_batch_size", "log_every"):
         _require(getattr(t, key) >= 1, f"'train.{key}' must be >= 1, got {getattr(t, key)}.")
-    for key in ("eval_clips", "eval_crops"):
-        _require(getattr(t, key) is None or getattr(t, key) >= 1, f"'train.{key}' must be >= 1 or null.")
+    _require(t.eval_clips is None or t.eval_clips >= 1, "'train.eval_clips' must be >= 1 or null.")
+    _require(t.eval_crops is None or t.eval_crops in EVAL_CROPS,
+             f"'train.eval_crops' must be one of {EVAL_CROPS} (a centre crop, or three along the long side) or null "
+             f"(the dataset's), got {t.eval_crops}.")
     _require(spec.scale in SCALES, f"'scale' must be one of {SCALES}, got '{spec.scale}'." +
              did_you_mean(spec.scale, SCALES))
     return spec

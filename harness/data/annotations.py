@@ -179,26 +179,31 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
     if not listed and not problems:
         problems.append(AnnotationProblem(str(list_file), 0, "lists no videos"))
     _raise_if(problems)
-    place = _list_base([p for p, _ in listed if not p.is_absolute()][:1], root, bases)
+    place = _list_base([p for p, _ in listed if not p.is_absolute()][:_BASE_PROBES], root, bases)
     return [VideoRecord(place(path), label) for path, label in listed]
 
 
-def _list_base(first: list[Path], root: Path, bases: tuple[Path, ...]) -> Callable[[Path], Path]:
-    """Where a list's relative paths start, told by the first one (`first`: none or one path): `root`, unless the
-    video is not there but is under one of `bases` (the split's video folder), or under `root` once leading folders
-    are dropped: lists written for a PySlowFast DATA.PATH_PREFIX further up (`k400/train/a.mp4` under
-    data.root=/data/k400, also in a prepared copy of it under another name). Those folders are dropped from every
-    path that starts with them. Unchanged (under `root`) where the video is nowhere, so a missing one is named
-    there."""
-    if not first or (root / first[0]).exists():
-        return lambda p: root / p
-    for base in bases:
-        if (base / first[0]).exists():
-            return lambda p: base / p
-    parts = first[0].parts
-    for k in range(1, len(parts)):
-        if root.joinpath(*parts[k:]).exists():
-            return lambda p: root.joinpath(*p.parts[k:]) if p.parts[:k] == parts[:k] else root / p
+_BASE_PROBES = 64  # listed videos looked for to tell where a list's relative paths start
+
+
+def _list_base(relative: list[Path], root: Path, bases: tuple[Path, ...]) -> Callable[[Path], Path]:
+    """Where a list's relative paths start, told by the first of `relative` (the list's first relative paths, in
+    order) that is found: `root`, unless the video is not there but is under one of `bases` (the split's video
+    folder), or under `root` once leading folders are dropped: lists written for a PySlowFast DATA.PATH_PREFIX
+    further up (`k400/train/a.mp4` under data.root=/data/k400, also in a prepared copy of it under another name).
+    Those folders are dropped from every path that starts with them. A video missing from the disk (a failed
+    download) tells nothing, so the next one is asked; unchanged (under `root`) where none of them is found, so a
+    missing one is named there."""
+    for path in relative:
+        if (root / path).exists():
+            break
+        for base in bases:
+            if (base / path).exists():
+                return lambda p, base=base: base / p
+        parts = path.parts
+        for k in range(1, len(parts)):
+            if root.joinpath(*parts[k:]).exists():
+                return lambda p, k=k, parts=parts: root.joinpath(*p.parts[k:]) if p.parts[:k] == parts[:k] else root / p
     return lambda p: root / p
 
 
@@ -404,12 +409,14 @@ def _json_array_entries(path: Path) -> list[tuple[int, object]]:
         raise AnnotationError([AnnotationProblem(str(path), 1, "expected a JSON list of {id, template, ...}")])
     pos += 1
     entries = []
+    line, counted = 1, 0  # the line of text[counted], counted on from the last entry (linear in the file's size)
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
         if pos >= len(text) or text[pos] == "]":
             break
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
         try:
             obj, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as err:

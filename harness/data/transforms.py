@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from harness.spec import EVAL_CROPS
+
 KINETICS_MEAN = (0.45, 0.45, 0.45)  # PySlowFast's DATA.MEAN / DATA.STD
 KINETICS_STD = (0.225, 0.225, 0.225)
 
@@ -98,8 +100,8 @@ def train_crop_box(h: int, w: int, s: int, jitter_range: tuple[int, int], rng: n
 
 def eval_crop_boxes(h: int, w: int, s: int, short_side: int, crops: int) -> list[CropBox]:
     """The short side scaled to `short_side`; 1 centre crop, or 3 crops along the long side (start, centre, end)."""
-    if crops not in (1, 3):
-        raise ValueError(f"eval crops must be 1 or 3, got {crops}")
+    if crops not in EVAL_CROPS:
+        raise ValueError(f"eval crops must be one of {EVAL_CROPS}, got {crops}")
     c = _crop_side(h, w, s, short_side)
     top, left = (h - c) // 2, (w - c) // 2
     if crops == 1:

@@ -111,6 +111,20 @@ def test_mmaction_video_list_file_is_found(tmp_path):
     assert ann.records[0].path == tmp_path / "videos_train" / "yoga" / "d.mp4"
 
 
+@pytest.mark.parametrize("lines", [["yoga/gone.mp4 0", "yoga/d.mp4 0", "zumba/e.mp4 1"],
+                                   ["k400/train/yoga/gone.mp4 0", "k400/train/yoga/d.mp4 0", "k400/train/zumba/e.mp4 1"]],
+                         ids=["video-folder", "prefix"])
+def test_a_list_whose_first_video_is_missing_still_finds_the_others(tmp_path, lines):
+    # A failed download on the list's first line made every relative path resolve under data.root, so every video
+    # was reported missing.
+    root = tmp_path / "k400"
+    for rel in ("train/yoga/d.mp4", "train/zumba/e.mp4"):
+        _touch(root / rel)
+    (root / "train.csv").write_text("\n".join(lines) + "\n")
+    found = [r.path.is_file() for r in load_annotations("kinetics400", root, "train", 2).records]
+    assert found == [False, True, True]
+
+
 @pytest.mark.parametrize("line", ["abseiling/-4wsuPCjDBc_000005_000015 300 0", "a/v.mp4 3 7"],
                          ids=["rawframes", "multi-label"])
 def test_mmaction_rawframe_and_multilabel_lists_are_refused_naming_the_format(tmp_path, line):

@@ -36,6 +36,8 @@ BAD = [
     ({"baseline.epoch_factor": 0.5}, "baseline.*", "multigrid is on"),
     ({"num_gpus": 0}, "num_gpus", ">= 1"),
     ({"seed": -1}, "seed", "[0, 2**32)"),
+    ({"train.eval_crops": 5}, "train.eval_crops", "one of (1, 3)"),  # accepted, it crashed after training
+    ({"train.eval_clips": 0}, "train.eval_clips", ">= 1 or null"),
     ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
     ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
     ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
