@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Iterator
 from contextlib import closing
@@ -11,6 +12,24 @@ from pathlib import Path
 
 from harness.io import unreadable_reason
 from harness.spec import SpecError
+
+
+def path_under(path: Path, root: Path) -> Path | None:
+    """`path` relative to `root` (data.root), as a copy that mirrors data.root places it; None if it is not under it.
+    Read as written first, so a video folder that is a link to another disk (as MMAction2's set-up makes them) stays
+    under data.root; then with links resolved, so a list that names its videos through a link to data.root, or by
+    an absolute path through one, still finds them."""
+    def lexical(p: Path) -> Path:
+        return Path(os.path.normpath(p.absolute()))
+
+    try:
+        return lexical(path).relative_to(lexical(root))
+    except ValueError:
+        pass
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):  # OSError: a loop of links
+        return None
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from harness.data.annotation_records import VideoRecord
+from harness.data.annotation_records import VideoRecord, path_under
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, geometry, train_clip_plan
@@ -282,8 +282,11 @@ class VideoClipDataset(torch.utils.data.Dataset):
         if level is None:
             return None
         try:
-            # resolved, as harness data prepare mirrors them: a list may name videos by absolute or linked paths
-            path = level.root / self.records[index].path.resolve().relative_to(self.root.resolve())
+            # placed as harness data prepare mirrors them: a list may name videos by absolute or linked paths
+            relative = path_under(self.records[index].path, self.root)
+            if relative is None:
+                return None
+            path = level.root / relative
             with open_video(path, self.decode_threads, self.decoder) as reader:
                 size = (reader.info.height, reader.info.width)
                 box = scale_box(plan.box, (plan.height, plan.width), size)

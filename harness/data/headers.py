@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.data.annotation_records import path_under
 from harness.data.clip_plan import VideoGeometry, geometry
 from harness.data.decode import VideoError, VideoReader
 from harness.io import write_text_atomic
@@ -93,12 +94,7 @@ def load_headers(root: str | Path, paths: Iterable[Path]) -> KnownHeaders | None
 
 
 def _relative(path: Path, root: Path) -> str:
-    """`path` relative to `root`, as headers.json names it: by the path as listed, else as resolved (a list may
-    name videos through links, or by absolute paths)."""
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except (ValueError, OSError):
-            return ""
+    """`path` relative to `root`, as headers.json names it (harness.data.annotation_records.path_under); "" for a
+    video outside it."""
+    relative = path_under(path, root)
+    return "" if relative is None else relative.as_posix()

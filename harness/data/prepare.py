@@ -41,7 +41,7 @@ import torch
 from torchvision.transforms.v2 import functional as TF
 from tqdm import tqdm
 
-from harness.data.annotation_records import MissingAnnotations
+from harness.data.annotation_records import MissingAnnotations, path_under
 from harness.data.annotations import load_annotations
 from harness.data.decode import (
     VideoError,
@@ -202,11 +202,11 @@ def _listed(name: str, root: Path, num_classes: int) -> tuple[dict[Path, None], 
 
 
 def _inside(path: Path, root: Path, what: str) -> Path:
-    try:
-        return path.resolve().relative_to(root.resolve())
-    except ValueError:
+    relative = path_under(path, root)
+    if relative is None:
         raise SpecError(f"{what} {path} lies outside data.root {root}: a prepared copy mirrors data.root, so it "
-                        f"can only hold files under it.") from None
+                        f"can only hold files under it.")
+    return relative
 
 
 def _start(out: Path, root: Path, settings: dict[str, Any]) -> None:

@@ -129,6 +129,19 @@ def test_prepare_resumes_and_refuses_other_settings_and_the_source_folder(datase
         prepare_dataset(dataset, tmp_path / "busy", name="kinetics", num_classes=4, progress=False)
 
 
+def test_a_video_folder_linked_from_another_disk_is_prepared_under_its_listed_name(dataset, tmp_path):
+    # MMAction2's set-up links the video folders into data.root; the copy refused them as lying outside data.root.
+    store, root = tmp_path / "store", tmp_path / "linked"
+    (dataset / "train").rename(store)
+    root.mkdir()
+    (root / "train").symlink_to(store, target_is_directory=True)
+    (dataset / "train.csv").rename(root / "train.csv")
+    out = tmp_path / "prepared"
+    summary = prepare_dataset(root, out, name="kinetics", num_classes=4, short_side=16, progress=False)
+    assert (summary["videos"], summary["prepared"]) == (5, 4)
+    assert (out / "train/c0/v000.mp4").is_file() and not (out / "train").is_symlink()
+
+
 def test_encoded_size_keeps_the_aspect_and_even_sides():
     assert encoded_size(256, 340, 128) == (128, 170)
     assert encoded_size(33, 47, None) == (32, 46)
