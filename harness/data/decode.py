@@ -357,8 +357,27 @@ class VideoReader:
         # MPEG-TS and MPEG-PS files seek by decoding times, which start before the first frame's time where the
         # stream has B-frames: seeking to the first frame's time lands after its keyframe, and the frames up to the
         # next keyframe were lost (a clip from the start of a camcorder's .mts showed a later frame repeated).
-        self._container.seek(pts, stream=self._stream, backward=True)
+        try:
+            self._container.seek(pts, stream=self._stream, backward=True)
+        except av.error.FFmpegError:
+            # A raw elementary stream (.h264, .hevc) cannot seek at all: open it again, at its start, from where
+            # the decode reads on to `target` (as after a seek that overshoots).
+            self._reopen()
+            return
         self._stream.codec_context.flush_buffers()
+
+    def _reopen(self) -> None:
+        """The file opened afresh, its demuxer and decoder at the start (set up as when the reader opened it)."""
+        index, threads = self._stream.index, self._stream.codec_context.thread_count
+        self._container.close()
+        try:
+            self._container = av.open(str(self.path), metadata_errors="ignore")
+        except _OPEN_ERRORS as err:
+            raise VideoError("undecodable", f"{self.path} could not be opened again to read it from the start "
+                                            f"({err})") from None
+        self._stream = self._container.streams[index]
+        self._stream.thread_type = "AUTO"
+        self._stream.codec_context.thread_count = threads
 
     def _frames(self, wanted: Sequence[float] | None):
         """The stream's frames from where the demuxer stands. With `wanted` (sorted seconds) non-reference frames

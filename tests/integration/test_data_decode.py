@@ -209,6 +209,10 @@ def test_a_raw_elementary_stream_has_its_frames_counted(tmp_path, name, fmt):
     with VideoReader(path) as r:
         assert r.info.frames == 20 and r.info.fps == pytest.approx(15) and r.info.duration == pytest.approx(20 / 15)
         assert _index(r.frames_at([0.0, 5 / r.info.fps, 14 / r.info.fps])) == [0, 5, 14]
+        # Later clips of the same reader (evaluation's views, a training clip's retries): a raw stream cannot seek,
+        # and the seek's error skipped the video as undecodable.
+        assert _index(r.frames_at([12 / r.info.fps, 16 / r.info.fps])) == [12, 16]
+        assert _index(r.frames_at([3 / r.info.fps])) == [3]
     assert scan_video(path, min_frames=8).frames == 20
 
 
