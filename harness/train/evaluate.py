@@ -36,12 +36,14 @@ def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multil
              prepare, autocast, device: torch.device, distributed: bool, on_failures=None) -> dict[str, float]:
     """Aggregate every view of every video (softmax mean, or sigmoid max for multi-label) and score.
 
-    Unreadable videos are not scored (`videos_scored` says how many were); `on_failures` receives their
-    (path, reason) pairs."""
+    A video is scored only if every one of its views could be read: an unreadable video, or a cut-off one whose
+    later views could not be read, is left unscored (`videos_scored` says how many were), rather than scored on
+    the views it kept; `on_failures` receives the (path, reason) pairs of the views that failed."""
     was_training = model.training
     model.eval()
     agg = torch.full((num_videos, num_classes), -1.0 if multilabel else 0.0, device=device)
     seen = torch.zeros(num_videos, device=device)
+    failed = torch.zeros(num_videos, device=device)  # views that could not be read, per video
     labels = torch.zeros((num_videos, num_classes) if multilabel else (num_videos,), device=device,
                          dtype=torch.float32 if multilabel else torch.long)
     for batch in loader:
@@ -52,6 +54,7 @@ def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multil
         probs = logits.float().sigmoid() if multilabel else logits.float().softmax(1)
         video = batch["video"].to(device)
         valid = batch["valid"].to(device)
+        failed.index_add_(0, video[~valid], torch.ones_like(video[~valid], dtype=torch.float32))
         probs, video = probs[valid], video[valid]
         if multilabel:
             agg.index_reduce_(0, video, probs, "amax", include_self=True)
@@ -62,9 +65,10 @@ def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multil
     if distributed:
         dist.all_reduce(agg, op=dist.ReduceOp.MAX if multilabel else dist.ReduceOp.SUM)
         dist.all_reduce(seen)
+        dist.all_reduce(failed)
         dist.all_reduce(labels, op=dist.ReduceOp.MAX)
     model.train(was_training)
-    scored = seen > 0
+    scored = (seen > 0) & (failed == 0)
     result = {"videos": int(num_videos), "videos_scored": int(scored.sum())}
     if multilabel:
         result["map"] = mean_average_precision(agg[scored].cpu(), labels[scored].cpu())

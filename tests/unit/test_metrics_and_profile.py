@@ -1,5 +1,6 @@
 """Evaluation metrics against brute-force definitions, and `harness profile` on a tiny model (CPU)."""
 
+import contextlib
 import itertools
 import json
 import subprocess
@@ -11,7 +12,7 @@ from harness.measure.predict import profile_plan, profile_summary
 from harness.records import PlanProfileRecord
 from harness.schedule import build_plan
 from harness.schedule.trained import iterations_by_shape
-from harness.train.evaluate import mean_average_precision, topk_accuracy
+from harness.train.evaluate import evaluate, mean_average_precision, topk_accuracy
 
 from .helpers import spec
 
@@ -23,6 +24,25 @@ def test_topk_accuracy():
     assert acc["top1"] == pytest.approx(25.0)  # only row 1 is right at top-1
     assert acc["top2"] == pytest.approx(50.0)  # rows 0 and 1 (row 3's label ties for 2nd place and loses)
     assert topk_accuracy(scores, labels, ks=(5,))["top5"] == pytest.approx(100.0)  # k above the classes
+
+
+def test_a_video_with_a_view_that_could_not_be_read_is_left_unscored():
+    # A cut-off video's early views decode and its later ones do not: it was scored on the views it kept.
+    def batch(videos, valid, clips):
+        return {"clips": torch.tensor(clips, dtype=torch.float32), "video": torch.tensor(videos),
+                "valid": torch.tensor(valid), "labels": torch.tensor([1, 0, 1])[torch.tensor(videos)],
+                "failures": [("v%d.mp4" % v, "truncated") for v, ok in zip(videos, valid) if not ok]}
+
+    # Two views per video; the 'model' passes the clip on as the class scores. Video 0 is right in both views,
+    # video 1 right in the view that was read, video 2 right in one view of two.
+    loader = [batch([0, 0, 1], [True, True, True], [[0, 9], [0, 9], [9, 0]]),
+              batch([1, 2, 2], [False, True, True], [[0, 0], [9, 0], [0, 1]])]
+    failures = []
+    result = evaluate(torch.nn.Identity(), loader, 3, 2, False, lambda x: x, contextlib.nullcontext(),
+                      torch.device("cpu"), False, on_failures=failures.extend)
+    assert result["videos"] == 3 and result["videos_scored"] == 2  # video 1 is left out
+    assert result["top1"] == pytest.approx(50.0)  # video 0 right, video 2's mean of its views wrong
+    assert failures == [("v1.mp4", "truncated")]
 
 
 def _average_precision(scores, positives):
