@@ -53,7 +53,7 @@ def scaled_overrides(overrides: Sequence[str],
     ours = dict(o.split("=", 1) for o in scaled)
     for source, (derived, why) in _DERIVED.items():
         missing = [d for d in derived if d not in given]
-        if source in given and missing:
+        if source in given and missing and not _same_value(given[source], ours[source]):
             raise SpecError(
                 f"{source}={given[source]} with scale={scale.name}: the scale sets {source}={ours[source]} and "
                 f"{', '.join(f'{d}={ours[d]}' for d in missing)} to match it, which {source}={given[source]} alone "
@@ -64,6 +64,17 @@ def scaled_overrides(overrides: Sequence[str],
     # the suite run's recipe and overrides); the user's values of scaled keys then win, literally.
     base = [o for o in overrides if "=" in o and override_key(o) not in ours]
     return [*scale_overrides(compose(base), scale, root, cache), *overrides]
+
+
+def _same_value(given: str, scaled: str) -> bool:
+    """Whether an override's value is the scale's own (`32` and `32`, `[128,160]` and `[128, 160]`): repeating it
+    changes nothing the scale derives from it."""
+    import yaml
+
+    try:
+        return yaml.safe_load(given) == yaml.safe_load(scaled)
+    except yaml.YAMLError:
+        return given == scaled
 
 
 def _require_output_dir(overrides: Sequence[str]) -> None:

@@ -199,6 +199,13 @@ def test_scaled_keys_given_together_are_accepted():
     assert compose(cli_train.scaled_overrides(["scale=paper"])) == compose([])
 
 
+@pytest.mark.parametrize("repeated", ["solver.batch_size=2", "data.crop_size=32"])
+def test_repeating_the_scales_own_value_is_accepted(repeated):
+    # It was refused as if it changed what the scale derives from it.
+    assert compose(cli_train.scaled_overrides(["scale=smoke", repeated])) == compose(
+        cli_train.scaled_overrides(["scale=smoke"]))
+
+
 def test_the_readmes_first_train_example_is_smoke_sized(capsys):
     """The Quick start's first `harness train` command is a new user's first run: about 20 s on 2 idle CPU cores,
     synthetic data included (38 iterations of the 1/16-width recipe at 32 px). Its size is guarded here, its time
