@@ -52,6 +52,7 @@ import json
 import logging
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,8 @@ def _path_label(line: str) -> tuple[str, str] | str:
     if len(parts) < 2:
         return f"missing label: expected 'path label', got {line!r}"
     path, label = parts
+    if len(path) >= 2 and path[0] == path[-1] == '"':  # quoted as CSV writers quote a field with spaces (pandas)
+        path = path[1:-1].replace('""', '"')
     # MMAction2's rawframe lists ('frame_dir total_frames label') and multi-label lists ('path label label ...') put
     # a number before the last one: read as 'path label' they would name videos 'frame_dir 300' that do not exist.
     if path.rsplit(maxsplit=1)[-1].isdigit() and len(path.split()) > 1:
@@ -180,7 +183,19 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
         problems.append(AnnotationProblem(str(list_file), 0, "lists no videos"))
     _raise_if(problems)
     place = _list_base([p for p, _ in listed if not p.is_absolute()][:_BASE_PROBES], root, bases)
-    return [VideoRecord(place(path), label) for path, label in listed]
+    return [VideoRecord(_as_on_disk(place(path)), label) for path, label in listed]
+
+
+def _as_on_disk(path: Path) -> Path:
+    """`path`, or the same name in the other Unicode normal form where only that exists: a list written on macOS
+    (decomposed accents, NFD) names files stored composed (NFC) on Linux, and the other way round."""
+    if str(path).isascii() or path.exists():
+        return path
+    for form in ("NFC", "NFD"):
+        other = Path(unicodedata.normalize(form, str(path)))
+        if other != path and other.exists():
+            return other
+    return path
 
 
 _BASE_PROBES = 64  # listed videos looked for to tell where a list's relative paths start

@@ -5,6 +5,7 @@ the file, the line and what to give instead. Videos are empty files here: only t
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 
@@ -88,12 +89,23 @@ def test_video_lists_as_pyslowfast_pytorchvideo_and_mmaction_write_them(tmp_path
         # Written on Windows: backslashes between folders, also of a drive's path one folder up.
         "windows": "train\\zumba\\c.mp4 1\r\nair drumming\\a b.mp4 0\r\n",
         "windows_drive": "D:\\data\\k400\\train\\zumba\\c.mp4 1\r\n",
+        "quoted": '"air drumming/a b.mp4" 0\n"train/zumba/c.mp4" 1\n',  # pandas' to_csv(sep=" ") quotes spaces
     }
     for kind, text in lists.items():
         (root / "train.csv").write_text(text)
         ann = load_annotations("kinetics400", root, "train", 3)
         assert all(r.path.is_file() for r in ann.records), (kind, [r.path for r in ann.records])
         assert all(root in r.path.parents for r in ann.records), kind
+
+
+@pytest.mark.parametrize(("on_disk", "listed"), [("NFC", "NFD"), ("NFD", "NFC")])
+def test_a_list_in_the_other_unicode_normal_form_finds_its_videos(tmp_path, on_disk, listed):
+    # macOS writes accents decomposed (NFD), Linux tools composed (NFC): the same name, other bytes.
+    name = "cr\u00e8me br\u00fbl\u00e9e/caf\u00e9.mp4"
+    _touch(tmp_path / unicodedata.normalize(on_disk, name))
+    (tmp_path / "train.csv").write_text(unicodedata.normalize(listed, name) + " 0\n", encoding="utf-8")
+    record = load_annotations("kinetics400", tmp_path, "train", 1).records[0]
+    assert record.path.is_file() and record.path == tmp_path / unicodedata.normalize(on_disk, name)
 
 
 def test_a_label_map_is_among_the_files_a_prepared_copy_takes(tmp_path):
