@@ -21,7 +21,10 @@ Layouts under ``data.root`` (first match wins):
   ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos_{split}/``
   (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there (named by the label, or
   with underscores for spaces and hyphens for parentheses, as MMAction2's ``rename_classnames.sh`` leaves them);
-  classes are the train CSV's labels sorted by code point (the reference's indices). A test split without labels
+  classes are the train CSV's labels sorted by code point (the reference's indices). Where a split has no CSV or
+  list, the original release's JSON is read the same way: ``kinetics_{split}.json`` (or ``{split}.json``, in the root
+  or ``annotations/``), ``{youtube_id: {"annotations": {"label", "segment": [start, end]}, ...}}``, the classes
+  those of the train JSON. A test split without labels
   (Kinetics-700-2020's ``test.csv``, SSv2's ``test.json``) is an :class:`UnlabelledSplit`, which commands reading
   every split pass over.
 - SSv2: ``[something-something-v2-]labels.json`` (template → index; keys with or without brackets) and
@@ -56,6 +59,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.data.annotation_records import (
     Action,
@@ -317,30 +321,70 @@ def read_kinetics_csv(csv_file: Path, video_root: Path, classes: tuple[str, ...]
     if missing:
         raise AnnotationError([AnnotationProblem(str(csv_file), 1, f"header lacks column(s) {missing}; expected "
                                                                    f"{','.join(KINETICS_CSV_HEADER)},split")])
+    return _kinetics_records(csv_file, rows, video_root, classes, "the train CSV")
+
+
+def _kinetics_records(source: Path, rows: list[tuple[int, dict[str, Any]]], video_root: Path,
+                      classes: tuple[str, ...], classes_from: str) -> list[VideoRecord]:
+    """The videos of official Kinetics annotations (`label`, `youtube_id`, `time_start`, `time_end` per row, with
+    the row's line in `source`); the classes come from the train split's file (`classes_from`)."""
     index = {name: i for i, name in enumerate(classes)}
     records, problems = [], []
     for n, row in rows:
-        label = (row.get("label") or "").strip()
+        label = str(row.get("label") or "").strip()
         if not label:
-            problems.append(AnnotationProblem(str(csv_file), n, "missing label"))
+            problems.append(AnnotationProblem(str(source), n, "missing label"))
             continue
         if label not in index:
-            problems.append(AnnotationProblem(str(csv_file), n, f"unknown class {label!r} (not in the train CSV)"
+            problems.append(AnnotationProblem(str(source), n, f"unknown class {label!r} (not in {classes_from})"
                                               + did_you_mean(label, classes)))
             continue
         try:
             # Whole seconds, as the downloaders name the files ('%06d'); a CSV saved by pandas after a column held
             # a gap writes them as floats ("5.0"), which the downloaders' '%06d' truncates the same way.
             start, end = (int(float(row[k])) for k in ("time_start", "time_end"))
-            stem = f"{row['youtube_id'].strip()}_{start:06d}_{end:06d}"
-        except (ValueError, TypeError, AttributeError, OverflowError):
-            problems.append(AnnotationProblem(str(csv_file), n, f"bad youtube_id/time_start/time_end in {row}"))
+            stem = f"{str(row['youtube_id']).strip()}_{start:06d}_{end:06d}"
+        except (ValueError, TypeError, AttributeError, OverflowError, KeyError):
+            problems.append(AnnotationProblem(str(source), n, f"bad youtube_id/time_start/time_end in {row}"))
             continue
         records.append(VideoRecord(_kinetics_video(video_root, label, stem), index[label]))
     if not records and not problems:
-        problems.append(AnnotationProblem(str(csv_file), 0, "lists no videos"))
+        problems.append(AnnotationProblem(str(source), 0, "lists no videos"))
     _raise_if(problems)
     return records
+
+
+def _kinetics_json_rows(json_file: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of the original release's JSON (as the ActivityNet crawler reads it): {youtube_id: {"annotations":
+    {"label": ..., "segment": [start, end]}, "subset": ..., ...}}, each with the line its id is on. A test split
+    without labels is an UnlabelledSplit."""
+    text = read_text(json_file)
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise AnnotationError([AnnotationProblem(str(json_file), err.lineno, f"invalid JSON: {err.msg}")]) from err
+    if not isinstance(raw, dict):
+        raise AnnotationError([AnnotationProblem(str(json_file), 1, "expected a JSON object {youtube_id: {annotations:"
+                                                                    " {label, segment}, ...}}")])
+    rows, pos, line = [], 0, 1
+    for youtube_id, entry in raw.items():  # in the file's order, so the ids are found walking forward
+        found = text.find(json.dumps(youtube_id), pos)
+        if found >= 0:
+            line += text.count("\n", pos, found)
+            pos = found
+        annotations = entry.get("annotations") if isinstance(entry, dict) else None
+        segment = annotations.get("segment") if isinstance(annotations, dict) else None
+        start, end = segment if isinstance(segment, list) and len(segment) == 2 else (None, None)
+        label = annotations.get("label") if isinstance(annotations, dict) else None
+        rows.append((line, {"youtube_id": youtube_id, "label": label, "time_start": start, "time_end": end}))
+    if rows and not any(r["label"] for _, r in rows):
+        raise UnlabelledSplit([AnnotationProblem(str(json_file), 0, UNLABELLED.format(what="no labels"))])
+    return rows
+
+
+def kinetics_json_classes(json_file: Path) -> tuple[str, ...]:
+    """The class names of the release's JSON, sorted as those of its CSV."""
+    return tuple(sorted({str(r["label"]).strip() for _, r in _kinetics_json_rows(json_file) if r["label"]} - {""}))
 
 
 # Where a downloader could not get MP4 it keeps what YouTube served: yt-dlp merges VP9/Opus streams into .mkv or
@@ -375,6 +419,13 @@ def _kinetics_list(root: Path, names: tuple[str, ...]) -> Path | None:
     return found or next((f for n in names for f in sorted(root.glob(f"*_{n}_list_videos.txt"))), None)
 
 
+def _kinetics_json(root: Path, names: tuple[str, ...]) -> Path | None:
+    """A split's JSON as the original release names it (`kinetics_{split}.json`, also `{split}.json`), in the root
+    or annotations/."""
+    return _first_file([d / f"{p}{n}.json" for p in ("kinetics_", "") for n in names
+                        for d in (root, root / "annotations")])
+
+
 def _kinetics_video_dirs(root: Path, names: tuple[str, ...]) -> list[Path]:
     """The folders that may hold a split's videos: `{split}/` (the CVDF release), `videos_{split}/` (MMAction2),
     `videos/{split}/`, `videos/`."""
@@ -395,9 +446,16 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     """Kinetics in either layout (see the module docstring); `synthetic` data uses the path-label layout."""
     names = _split_names(split)
     ann = _kinetics_list(root, names)
-    if ann is None:
-        raise _missing(root, f"{names[0]}.csv (or annotations/{names[0]}.csv)")
     video_dirs = _kinetics_video_dirs(root, names)
+    if ann is None and (json_file := _kinetics_json(root, names)) is not None:
+        train_json = _kinetics_json(root, SPLITS["train"])
+        classes = kinetics_json_classes(train_json if train_json is not None else json_file)
+        records = _kinetics_records(json_file, _kinetics_json_rows(json_file), _first_dir(video_dirs, root), classes,
+                                    "the train JSON")
+        return Annotations(tuple(records), len(classes), classes, False, (str(json_file),))
+    if ann is None:
+        raise _missing(root, f"{names[0]}.csv (or annotations/{names[0]}.csv, or the release's "
+                             f"kinetics_{names[0]}.json)")
     if _sniff_official_csv(ann):
         train_csv = _kinetics_list(root, SPLITS["train"])
         classes = kinetics_csv_classes(train_csv if train_csv is not None and _sniff_official_csv(train_csv) else ann)

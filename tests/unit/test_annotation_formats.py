@@ -108,6 +108,33 @@ def test_a_list_in_the_other_unicode_normal_form_finds_its_videos(tmp_path, on_d
     assert record.path.is_file() and record.path == tmp_path / unicodedata.normalize(on_disk, name)
 
 
+def _release_json(entries):
+    """The original Kinetics release's JSON (as the ActivityNet crawler reads it) of (id, label, segment) entries."""
+    return json.dumps({vid: {"annotations": {"label": label, "segment": segment} if label else {},
+                             "duration": 10.0, "subset": "x", "url": f"https://www.youtube.com/watch?v={vid}"}
+                       for vid, label, segment in entries}, indent=4)
+
+
+def test_the_original_kinetics_release_json_is_read_as_its_csv(tmp_path):
+    (tmp_path / "kinetics_train.json").write_text(_release_json([("---QUuC4vJs", "testifying", [84.0, 94.0]),
+                                                                 ("-3ouPhoy2A", "air drumming", [20, 30])]))
+    (tmp_path / "kinetics_val.json").write_text(_release_json([("zzz", "air drumming", [5.0, 15.0])]))
+    (tmp_path / "kinetics_test.json").write_text(_release_json([("t1", None, None)]))
+    _touch(tmp_path / "train" / "testifying" / "---QUuC4vJs_000084_000094.mp4")
+    train = load_annotations("kinetics400", tmp_path, "train", 400)
+    assert train.classes == ("air drumming", "testifying") and train.num_classes == 2
+    assert [(r.path.relative_to(tmp_path).as_posix(), r.label) for r in train.records] == [
+        ("train/testifying/---QUuC4vJs_000084_000094.mp4", 1), ("train/-3ouPhoy2A_000020_000030.mp4", 0)]
+    assert [r.label for r in load_annotations("kinetics400", tmp_path, "val", 400).records] == [0]
+    with pytest.raises(UnlabelledSplit, match="kinetics_test.json: no labels: an unlabelled test split"):
+        load_annotations("kinetics400", tmp_path, "test", 400)
+    (tmp_path / "kinetics_val.json").write_text(_release_json([("a", "air drumming", [0, 10]),
+                                                               ("b", "air drums", [0, 10])]))
+    with pytest.raises(AnnotationError, match=r"kinetics_val.json, line 14: unknown class 'air drums' \(not in the "
+                                              r"train JSON\) Did you mean 'air drumming'"):
+        load_annotations("kinetics400", tmp_path, "val", 400)
+
+
 def test_a_label_map_is_among_the_files_a_prepared_copy_takes(tmp_path):
     # `harness data prepare` copies the files the splits read: without classes.txt the copy had other classes.
     (tmp_path / "train.csv").write_text("a.mp4 0\n")
@@ -123,9 +150,10 @@ def test_mmaction_video_list_file_is_found(tmp_path):
     assert ann.records[0].path == tmp_path / "videos_train" / "yoga" / "d.mp4"
 
 
-@pytest.mark.parametrize("lines", [["yoga/gone.mp4 0", "yoga/d.mp4 0", "zumba/e.mp4 1"],
-                                   ["k400/train/yoga/gone.mp4 0", "k400/train/yoga/d.mp4 0", "k400/train/zumba/e.mp4 1"]],
-                         ids=["video-folder", "prefix"])
+@pytest.mark.parametrize("lines", [
+    ["yoga/gone.mp4 0", "yoga/d.mp4 0", "zumba/e.mp4 1"],
+    ["k400/train/yoga/gone.mp4 0", "k400/train/yoga/d.mp4 0", "k400/train/zumba/e.mp4 1"],
+], ids=["video-folder", "prefix"])
 def test_a_list_whose_first_video_is_missing_still_finds_the_others(tmp_path, lines):
     # A failed download on the list's first line made every relative path resolve under data.root, so every video
     # was reported missing.

@@ -31,7 +31,7 @@ def test_a_video_with_a_view_that_could_not_be_read_is_left_unscored():
     def batch(videos, valid, clips):
         return {"clips": torch.tensor(clips, dtype=torch.float32), "video": torch.tensor(videos),
                 "valid": torch.tensor(valid), "labels": torch.tensor([1, 0, 1])[torch.tensor(videos)],
-                "failures": [("v%d.mp4" % v, "truncated") for v, ok in zip(videos, valid) if not ok]}
+                "failures": [(f"v{v}.mp4", "truncated") for v, ok in zip(videos, valid) if not ok]}
 
     # Two views per video; the 'model' passes the clip on as the class scores. Video 0 is right in both views,
     # video 1 right in the view that was read, video 2 right in one view of two.
