@@ -84,6 +84,21 @@ def _eval_options(spec: RunSpec) -> dict[str, int]:
     return {k: v for k, v in (("eval_clips", t.eval_clips), ("eval_crops", t.eval_crops)) if v is not None}
 
 
+def _require_a_readable_video(val_set: VideoClipDataset) -> None:
+    """DataError before training where not one validation video can be read: the run would train to the end and
+    then fail at its evaluation. Reads the first view of videos in turn until one is read (one, normally)."""
+    views, failures = val_set.sampling.eval_clips, []
+    for video in range(len(val_set.records)):
+        item = val_set[video * views]
+        if item["valid"]:
+            return
+        failures += item["failures"]
+    if failures:
+        path, reason = failures[0]
+        raise DataError(f"None of the {len(val_set.records)} validation videos could be read (e.g. {path}: "
+                        f"{reason}), so the run could not be scored. Run 'harness data check' on the dataset.")
+
+
 def _datasets(spec: RunSpec, min_frames: int) -> tuple[VideoClipDataset, VideoClipDataset]:
     # Videos shorter than `min_frames` are unusable in both splits, as `harness data check` says of them: training
     # replaces them, evaluation leaves them unscored (videos_scored), both count them in the record's bad_videos.
@@ -182,6 +197,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     autocast = (torch.autocast(info.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext())
 
     train_set, val_set = _datasets(spec, min_clip_frames(plan))
+    _require_a_readable_video(val_set)
     multilabel = train_set.annotations.multilabel
     torch.manual_seed(spec.seed)  # the same initial weights on every rank and every attempt
     model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=memory_format)

@@ -173,9 +173,11 @@ def test_a_validation_split_of_bad_videos_ends_with_its_message_not_a_nan_score(
     code = main(["train", *tiny_overrides(root, tmp_path / "run")])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert "harness train: error: None of the 4 videos evaluated could be read (e.g. " in err
+    # Before training, not after it: the run would have trained for nothing.
+    assert "harness train: error: None of the 4 validation videos could be read (e.g. " in err
     assert "Run 'harness data check' on the dataset." in err
     assert not (tmp_path / "run" / "record.json").exists()  # no record of a NaN accuracy
+    assert not list((tmp_path / "run").rglob("*.pt"))  # no checkpoint: not one step was trained
 
 
 def test_a_run_fine_tunes_from_another_runs_checkpoint(tiny_root, tmp_path, caplog):
