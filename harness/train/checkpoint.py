@@ -66,6 +66,11 @@ def latest_checkpoint(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
+# What a checkpoint holds (the trainer's payload) and a resume restores, every key of it.
+PAYLOAD_KEYS = frozenset({"model", "optimizer", "iteration", "meter", "evals", "shape_checks", "losses", "epoch_loss",
+                          "bad_videos", "rng", "run_id"})
+
+
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """The payload of `path`, loaded without running pickled code; ValueError saying why it cannot be used."""
     if path.stat().st_size == 0:
@@ -79,6 +84,8 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise ValueError(f"{type(err).__name__}: {first[:200]}") from err
     if not isinstance(payload, dict) or not {"model", "optimizer", "iteration", "run_id"} <= payload.keys():
         raise ValueError("not a checkpoint of this trainer")
+    if missing := sorted(PAYLOAD_KEYS - payload.keys()):
+        raise ValueError(f"incomplete: it lacks {', '.join(missing)}, which resuming restores")
     return payload
 
 

@@ -9,6 +9,7 @@ from the Plan, forward, backward, step, measure, checkpoint; evaluate; write the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -199,8 +200,11 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     train_set, val_set = _datasets(spec, min_clip_frames(plan))
     _require_a_readable_video(val_set)
     multilabel = train_set.annotations.multilabel
+    found = ckpt.load_newest(out / "checkpoints", log if info.is_main else None) if spec.resume else None
     torch.manual_seed(spec.seed)  # the same initial weights on every rank and every attempt
-    model = build_model(spec.model, spec.data.num_classes).to(info.device, memory_format=memory_format)
+    # A resumed run takes every weight from its checkpoint: model.pretrained is not read again (it may be gone).
+    model_spec = dataclasses.replace(spec.model, pretrained=None) if found is not None else spec.model
+    model = build_model(model_spec, spec.data.num_classes).to(info.device, memory_format=memory_format)
     gflops = _clip_gflops(model, plan)  # before any RNG state is restored: it draws random clips
     bns = multigrid_bns(model)
     set_bn_impls(bns, spec.train)
@@ -208,7 +212,6 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                                 momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
     bad = BadVideoLog(log)
     state = TrainState()
-    found = ckpt.load_newest(out / "checkpoints", log if info.is_main else None) if spec.resume else None
     if not spec.resume and info.is_main and (aside := ckpt.supersede_earlier_run(out)) is not None:
         # So that a resume of this run can only continue this run (checkpoint.supersede_earlier_run says why).
         log.warning("resume=false: starting afresh; the checkpoints (and record.json) of the earlier run in %s "

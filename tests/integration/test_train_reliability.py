@@ -197,3 +197,22 @@ def test_a_run_fine_tunes_from_another_runs_checkpoint(tiny_root, tmp_path, capl
     assert f"started from {checkpoint}:" in caplog.text
     with pytest.raises(SpecError, match="is a folder without harness train checkpoints"):
         train(compose(tiny_overrides(tiny_root, tmp_path / "fourth", f"model.pretrained={tmp_path}")))
+
+
+def test_a_fine_tuning_run_resumes_without_its_pretrained_file(tiny_root, tmp_path):
+    """Its checkpoint holds every weight: a resume refused to start because model.pretrained had been moved."""
+    first = tmp_path / "first"
+    train(compose(tiny_overrides(tiny_root, first, "train.checkpoint_every=4")))
+    weights = tmp_path / "weights.pt"
+    shutil.copy(ckpt.list_checkpoints(first / "checkpoints")[-1], weights)
+    out = tmp_path / "fine_tuned"
+    overrides = tiny_overrides(tiny_root, out, f"model.pretrained={weights}", "train.checkpoint_every=2",
+                               "train.keep_checkpoints=3", "resume=true")
+    whole = train(compose(overrides))
+    kept = ckpt.list_checkpoints(out / "checkpoints")
+    for later in kept[1:]:  # as if the run had stopped after its first kept checkpoint
+        later.unlink()
+    weights.rename(tmp_path / "moved.pt")
+    resumed = train(compose(overrides))
+    assert resumed["resumed_from_iteration"] == int(kept[0].stem.split("_")[1]) > 0
+    assert resumed["epoch_losses"] == whole["epoch_losses"] and resumed["final"] == whole["final"]

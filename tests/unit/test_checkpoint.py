@@ -75,6 +75,23 @@ def test_a_run_resumed_past_a_damaged_checkpoint_keeps_the_checkpoints_it_writes
     assert ckpt.load_newest(tmp_path)[1]["iteration"] == 7
 
 
+def test_the_payload_is_what_a_checkpoint_must_hold():
+    assert set(_payload()) == ckpt.PAYLOAD_KEYS
+
+
+@pytest.mark.parametrize("key", ["epoch_loss", "rng", "meter", "bad_videos"])
+def test_a_checkpoint_missing_what_a_resume_restores_is_passed_over_for_an_older_one(tmp_path, key):
+    # It loaded, and the resume ended in a KeyError traceback.
+    ckpt.save_checkpoint(tmp_path, 4, _payload(), keep=2)
+    incomplete = _payload()
+    del incomplete[key]
+    ckpt.save_checkpoint(tmp_path, 8, incomplete, keep=2)
+    assert ckpt.load_newest(tmp_path)[0] == ckpt.checkpoint_path(tmp_path, 4)
+    ckpt.checkpoint_path(tmp_path, 4).unlink()
+    with pytest.raises(SpecError, match=f"checkpoint_000000008.pt \\(incomplete: it lacks {key}"):
+        ckpt.load_newest(tmp_path)
+
+
 def test_no_loadable_checkpoint_is_a_clear_error_and_none_is_none(tmp_path):
     assert ckpt.load_newest(tmp_path / "missing") is None
     ckpt.checkpoint_path(tmp_path, 3).write_bytes(b"")
