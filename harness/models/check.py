@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -97,3 +98,37 @@ def smallest_crop(model: ModelSpec, num_classes: int, frames: int, crop: int) ->
 
 
 PROBE_LIMIT = 4096  # pixels: a clip refused at every crop up to this is refused for its frames
+
+
+def require_bn_statistics(plan: Plan) -> None:
+    """SpecError, before training, where the plan normalises BN over groups of one clip (multigrid.bn_base_size=1,
+    or a per-GPU batch of one) at a shape that the model reduces to one value per channel somewhere: BN in training
+    needs more than one, and the step would fail there. Found by running one clip through the model on the meta
+    device (shapes only), and only at the shapes with one-clip groups, so other runs pay nothing."""
+    from harness.models.build import build_model
+    from harness.schedule.trained import iterations_by_layout
+    from harness.spec import SpecError
+
+    spec = plan.spec
+    # Clips per BN group: the per-GPU batch split into `splits` groups, or synchronised over `sync` GPUs.
+    single = sorted({(t, s) for t, s, batch, splits, sync in iterations_by_layout(plan)
+                     if (batch // splits if splits > 1 else batch * sync) == 1})
+    if not single:
+        return
+    with torch.device("meta"):
+        net = build_model(dataclasses.replace(spec.model, pretrained=None), spec.data.num_classes).train()
+    set_bn_layout(multigrid_bns(net), splits=1, sync=1)
+    for t, s in single:
+        try:
+            net(torch.empty(1, 3, t, s, s, device="meta"))
+        except ValueError as err:
+            if "more than 1 value per channel" not in str(err):
+                return  # the probe cannot tell: the run's own check of its shapes will
+            raise SpecError(
+                f"At {t}×{s}² the plan computes BN statistics over one clip (multigrid.bn_base_size="
+                f"{spec.multigrid.bn_base_size}, {spec.solver.batch_size // spec.num_gpus} clips per GPU), which "
+                f"{spec.model.target or spec.model.name} reduces to one value per channel at some layer: BN cannot "
+                f"train on it. Give BN 2 or more clips: multigrid.bn_base_size=2 or more (the paper's is 8), and "
+                f"2 or more clips per GPU (solver.batch_size / num_gpus).") from None
+        except Exception:  # an operator without a meta kernel, a user model's own limits: the probe cannot tell
+            return

@@ -38,7 +38,7 @@ from harness.device import memory_format_for, sync_device, use_bf16, use_channel
 from harness.io import require_writable_dir
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_impls
-from harness.models.check import require_planned_frames
+from harness.models.check import require_bn_statistics, require_planned_frames
 from harness.models.flops import count_flops
 from harness.records import RunRecord
 from harness.results import output_dir_lock, record_path, require_output_dir, run_id, write_record
@@ -187,6 +187,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, info.device)
     plan = build_plan(spec)
     require_planned_frames(plan)
+    require_bn_statistics(plan)
     if info.world_size != spec.num_gpus:
         raise SpecError(f"The plan splits every batch over num_gpus={spec.num_gpus} processes, but "
                         f"{info.world_size} are running. Set num_gpus={info.world_size} (and solver.batch_size "
