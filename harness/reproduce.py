@@ -298,6 +298,10 @@ def require_run_inputs(specs: list[RunSpec], overrides: list[str]) -> None:
     datasets, models = set(), set()
     for spec in specs:
         data = (spec.data.name, spec.data.root, spec.data.num_classes)
+        if spec.data.root is None:  # the paper scale makes no synthetic data: every run would stop on it
+            raise SpecError(f"'data.root' is not set, and the runs train on {spec.data.name} (the paper scale makes "
+                            f"no synthetic video): give data.root=/path/to/{spec.data.name}, or --scale smoke or "
+                            f"proxy to train on synthetic video.")
         if "data.root" in given and data not in datasets:
             datasets.add(data)
             check_num_classes(spec, load_annotations(*data[:2], "train", data[2]).num_classes, spec.data.root)

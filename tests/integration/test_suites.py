@@ -69,6 +69,17 @@ def test_reproduce_at_smoke_scale_end_to_end(suite, tmp_path):
     assert again.stdout.count("recorded already") == len(records)
 
 
+def test_reproduce_at_paper_scale_without_data_root_is_refused_before_any_run(tmp_path):
+    # Every run started (8 processes each) and stopped on it in its own log; the suite then said it had no record.
+    cmd = [sys.executable, "-m", "harness", "reproduce", "--suite", "smoke", "--scale", "paper", "--results",
+           str(tmp_path / "results"), "train.device=cpu"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "'data.root' is not set, and the runs train on kinetics400" in done.stderr
+    assert "--scale smoke or proxy" in done.stderr and "running" not in done.stdout
+    assert not list(tmp_path.rglob("train.log"))  # no run started
+
+
 def test_reproduce_dry_run_prints_torchrun_for_multi_gpu_runs(tmp_path):
     cmd = [sys.executable, "-m", "harness", "reproduce", "--suite", "smoke", "--scale", "smoke", "--dry-run",
            "--results", str(tmp_path), "num_gpus=2", "solver.batch_size=4"]
