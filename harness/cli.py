@@ -7,6 +7,7 @@ Subcommands take Hydra-style `key=value` overrides after their flags, e.g.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from collections.abc import Sequence
@@ -134,6 +135,10 @@ _AFTER_INTERRUPT = {
 }
 
 
+# Errors of writing that the user fixes (space, permissions, a read-only file system), not bugs to trace.
+_WRITE_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -148,6 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if data is None or not isinstance(err, data.DataError):
             raise
         print(f"harness {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if err.errno not in _WRITE_FAILURES:
+            raise
+        # A full disk or a folder that became read-only mid-run: what was written before is whole (atomic writes).
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"harness {args.command}: error: could not write {where}{err.strerror or err}. Free space or restore "
+              f"write access there; {_AFTER_INTERRUPT.get(args.command, 'then run the same command again.')}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: what was written is whole (atomic writes); say how to go on, not where it was
         print(f"harness {args.command}: interrupted. {_AFTER_INTERRUPT.get(args.command, '')}".rstrip(),

@@ -37,6 +37,9 @@ def save_checkpoint(folder: Path, iteration: int, payload: dict[str, Any], keep:
 
     Checkpoints of later iterations are left alone: one there is a damaged file that a resumed run fell back
     from (load_newest), and counting it among the newest would delete the good checkpoints, this one too."""
+    # A write the process was killed in left its temporary file (one run writes a folder at a time: all are stale).
+    for stale in folder.glob(".checkpoint_*.pt.*.tmp") if folder.is_dir() else ():
+        stale.unlink(missing_ok=True)
     path = write_atomic(checkpoint_path(folder, iteration), lambda tmp: torch.save(payload, tmp))
     older = [p for p in list_checkpoints(folder) if int(NAME.match(p.name)[1]) < iteration]
     for old in older[:max(0, len(older) - (keep - 1))]:

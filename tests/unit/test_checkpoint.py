@@ -75,6 +75,15 @@ def test_a_run_resumed_past_a_damaged_checkpoint_keeps_the_checkpoints_it_writes
     assert ckpt.load_newest(tmp_path)[1]["iteration"] == 7
 
 
+def test_a_temporary_file_left_by_a_killed_write_is_removed_by_the_next_save(tmp_path):
+    # A process killed while writing a checkpoint left a full-size temporary file that nothing removed.
+    ckpt.save_checkpoint(tmp_path, 4, _payload(), keep=2)
+    stale = tmp_path / ".checkpoint_000000008.pt.k1ll3d.tmp"
+    stale.write_bytes(b"\0" * 1000)
+    ckpt.save_checkpoint(tmp_path, 8, _payload(), keep=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_000000004.pt", "checkpoint_000000008.pt"]
+
+
 def test_the_payload_is_what_a_checkpoint_must_hold():
     assert set(_payload()) == ckpt.PAYLOAD_KEYS
 

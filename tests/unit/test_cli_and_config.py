@@ -1,6 +1,8 @@
 """`harness plan` as a user runs it (the installed console script), and recipe composition."""
 
+import errno
 import json
+import os
 import subprocess
 import sys
 
@@ -103,3 +105,23 @@ def test_plan_with_fvcore_counts():
     assert plan["cost_unit"].startswith("GFLOPs (fvcore")
     # Eq. (1) keeps FLOPs per iteration near constant, so forward FLOPs fall about as iterations do.
     assert plan["forward_cost_ratio"] == pytest.approx(plan["iteration_ratio"], rel=0.1)
+
+
+@pytest.mark.parametrize(("error", "code"), [(errno.ENOSPC, 2), (errno.EROFS, 2), (errno.ENOENT, None)])
+def test_a_write_the_disk_refuses_mid_command_is_a_message_not_a_traceback(monkeypatch, capsys, error, code):
+    """A disk filling up or a folder turning read-only during a run: the message says what to fix and how to go
+    on; other OS errors (bugs, or refused before any work by the commands' own checks) still raise."""
+    from harness import cli, cli_train
+
+    def fails(args):
+        raise OSError(error, os.strerror(error), "/runs/a/checkpoints/checkpoint_000000008.pt")
+
+    monkeypatch.setattr(cli_train, "cmd_train", fails)  # as if the disk failed while training
+    if code is None:
+        with pytest.raises(OSError):
+            cli.main(["train", "scale=smoke"])
+        return
+    assert cli.main(["train", "scale=smoke"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith("harness train: error: could not write /runs/a/checkpoints/checkpoint_000000008.pt: ")
+    assert "resume=true" in err and "Traceback" not in err
