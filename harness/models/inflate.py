@@ -129,7 +129,24 @@ def read_state_dict(path: Path) -> dict:
                         f"({HOW_TO_SAVE}).")
     if not state:
         raise SpecError(f"'model.pretrained': {path} holds an empty dict: no weights ({HOW_TO_SAVE}).")
+    if not all(isinstance(k, str) for k in state):
+        odd = next(k for k in state if not isinstance(k, str))
+        raise SpecError(f"'model.pretrained': {path} holds a dict keyed by {odd!r} ({type(odd).__name__}), not a "
+                        f"state dict, whose keys are parameter names such as 'conv1.weight' ({HOW_TO_SAVE}).")
+    unusual = [f"{k} ({_kind(v)})" for k, v in state.items() if isinstance(v, Tensor) and _kind(v)]
+    if unusual:
+        raise SpecError(f"'model.pretrained': {path} holds tensors that are not weights as a model's state_dict() "
+                        f"saves them: {listed(unusual, 4)}. Save dense real tensors ({HOW_TO_SAVE}).")
     return state
+
+
+def _kind(tensor: Tensor) -> str:
+    """What makes a saved tensor unusable as a weight (sparse, without data, complex), or ''."""
+    if tensor.layout != torch.strided:
+        return f"{str(tensor.layout).removeprefix('torch.')} layout"
+    if tensor.is_meta:
+        return "no data: a meta tensor"
+    return "complex" if tensor.is_complex() else ""
 
 
 def load_resnet50_state(path: Path) -> dict[str, Tensor]:

@@ -89,11 +89,29 @@ def read_weights(path: Path, what: str, how_to_save: str) -> object:
                         f"trainer's checkpoint), which are not loaded, as unpickling them can run code. Save the "
                         f"network's state dict instead: torch.save(model.state_dict(), path).") from None
     except Exception as err:  # torch raises several types for a file that is not a checkpoint
-        if head.startswith((b"PK", b"\x80")):
+        if head.startswith(b"PK") and not _torch_zip(path):
+            why = f"it is a zip archive, but not one torch.save writes (no data.pkl in it: {_zip_names(path)})"
+        elif head.startswith((b"PK", b"\x80")):
             why = str(err).split(". ")[0] or type(err).__name__  # torch's first sentence; its advice does not apply
         else:
             why = f"it is neither a zip archive nor a pickle as torch.save writes them (it starts with {head[:16]!r})"
         raise SpecError(f"{what}: {path} is not a readable PyTorch checkpoint: {why}") from err
+
+
+def _zip_names(path: Path) -> str:
+    """A few of the names in zip archive `path`, for a message."""
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    return listed(names, 3) if names else "it is empty"
+
+
+def _torch_zip(path: Path) -> bool:
+    """Whether zip archive `path` is laid out as torch.save writes one (a folder with data.pkl)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(name.endswith("data.pkl") for name in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return True  # let torch's own error say what is wrong
 
 
 def _looks_like_safetensors(head: bytes) -> bool:

@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -150,6 +151,20 @@ def test_files_that_are_no_checkpoint_are_named_and_never_unpickled(tmp_path):
     assert "under 'state_dict', 'model', 'model_state', 'model_state_dict'" in unknown
     vit = error("vit.pth", obj={"patch_embed.proj.weight": torch.zeros(1), "cls_token": torch.zeros(1)})
     assert "it holds 2 other entries, such as patch_embed.proj.weight, cls_token" in vit
+    # Each of these ended in a traceback or an empty message.
+    assert "holds a dict keyed by 0 (int), not a state dict" in error("numbered.pth", obj={0: torch.zeros(1)})
+    state = _numbered_state()
+    sparse = {**state, "conv1.weight": state["conv1.weight"].to_sparse()}
+    assert "conv1.weight (sparse_coo layout)" in error("sparse.pth", obj=sparse)
+    meta = {**state, "fc.bias": torch.empty(3, device="meta")}
+    assert "fc.bias (no data: a meta tensor)" in error("meta.pth", obj=meta)
+    complex_ = {**state, "fc.bias": torch.zeros(3, dtype=torch.complex64)}
+    assert "fc.bias (complex)" in error("complex.pth", obj=complex_)
+    other_zip = tmp_path / "other.zip"
+    with zipfile.ZipFile(other_zip, "w") as archive:
+        archive.writestr("notes.txt", "not weights")
+    assert "a zip archive, but not one torch.save writes (no data.pkl in it: notes.txt)" in error(
+        "other.pth", other_zip.read_bytes())
 
 
 def _narrow_resnet50(width: float) -> dict[str, torch.Tensor]:
