@@ -306,7 +306,8 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(0 <= s.warmup_epochs < s.max_epoch,
              f"'solver.warmup_epochs' must be in [0, solver.max_epoch={s.max_epoch}), got {s.warmup_epochs}.")
     _require(s.warmup_start_lr >= 0, f"'solver.warmup_start_lr' must be >= 0, got {s.warmup_start_lr}.")
-    _require(s.momentum >= 0, f"'solver.momentum' must be >= 0, got {s.momentum}.")
+    _require(0 <= s.momentum < 1, f"'solver.momentum' must be in [0, 1) (SGD's velocity grows without bound from 1 "
+                                  f"on; the paper's is 0.9), got {s.momentum}.")
     _require(s.weight_decay >= 0, f"'solver.weight_decay' must be >= 0, got {s.weight_decay}.")
     _require(spec.num_gpus >= 1, f"'num_gpus' must be >= 1, got {spec.num_gpus}.")
     # numpy's seed sequences take no negative seed: the data order would fail at the first batch, not here.

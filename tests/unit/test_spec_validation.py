@@ -38,6 +38,7 @@ BAD = [
     ({"seed": -1}, "seed", "[0, 2**32)"),
     ({"train.eval_crops": 5}, "train.eval_crops", "one of (1, 3)"),  # accepted, it crashed after training
     ({"train.eval_clips": 0}, "train.eval_clips", ">= 1 or null"),
+    ({"solver.momentum": 2.0}, "solver.momentum", "in [0, 1)"),  # accepted, the run diverged a while in
     ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
     ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
     ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
