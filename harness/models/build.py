@@ -42,11 +42,10 @@ def start_from(net: nn.Module, path: Path, fresh_classifier: bool = False) -> No
     """Load `path` (model.pretrained: a file, or a harness train output_dir, whose newest checkpoint is taken) into
     `net` in place: a video model's weights as they are (fine-tuning, the classifier afresh where the classes
     differ or `fresh_classifier`), an ImageNet ResNet-50 inflated to 3D."""
-    from harness.models.inflate import inflate_into, read_state_dict, resnet50_state
+    from harness.models.inflate import inflate_into, resnet50_state
     from harness.models.video_weights import is_video_state, load_video_weights
 
-    path = _weights_file(path)
-    state = read_state_dict(path)
+    path, state = _read_weights(path)
     if is_video_state(state):
         log.info(load_video_weights(net, state, path, fresh_classifier))
     else:
@@ -74,11 +73,14 @@ def _require_factory_accepts(target: str, factory, arguments: dict) -> None:
                         f"to ignore those it does not use) and need no others.") from None
 
 
-def _weights_file(path: Path) -> Path:
-    """`path` itself, or for a folder of harness train's (its output_dir or the checkpoints/ in it) the newest
-    checkpoint there. SpecError for a folder without any."""
+def _read_weights(path: Path) -> tuple[Path, dict]:
+    """The file `path` names and the state dict in it: `path` itself, or for a folder of harness train's (its
+    output_dir or the checkpoints/ in it) its newest checkpoint that can be read, as a resume takes it (damaged
+    newer ones are passed over with a warning). SpecError for a folder without any, or with none readable."""
+    from harness.models.inflate import read_state_dict
+
     if not path.is_dir():
-        return path
+        return path, read_state_dict(path)
     from harness.train.checkpoint import list_checkpoints
 
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
@@ -86,4 +88,11 @@ def _weights_file(path: Path) -> Path:
     if not found:
         raise SpecError(f"'model.pretrained': {path} is a folder without harness train checkpoints "
                         f"(checkpoint_*.pt, also under checkpoints/); give the weights file itself.")
-    return found[-1]
+    damaged = []
+    for checkpoint in reversed(found):
+        try:
+            return checkpoint, read_state_dict(checkpoint)
+        except SpecError as err:
+            damaged.append(str(err))
+            log.warning("model.pretrained: checkpoint %s cannot be read, trying an older one (%s)", checkpoint, err)
+    raise SpecError(f"'model.pretrained': no checkpoint in {folder} can be read; the newest: {damaged[0]}")

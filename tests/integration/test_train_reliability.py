@@ -197,6 +197,14 @@ def test_a_run_fine_tunes_from_another_runs_checkpoint(tiny_root, tmp_path, capl
     assert f"started from {checkpoint}:" in caplog.text
     with pytest.raises(SpecError, match="is a folder without harness train checkpoints"):
         train(compose(tiny_overrides(tiny_root, tmp_path / "fourth", f"model.pretrained={tmp_path}")))
+    # A damaged newest checkpoint is passed over for an older one, as a resume passes it over.
+    older = ckpt.list_checkpoints(first / "checkpoints")[-2]
+    checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="harness.models"):
+        train(compose(tiny_overrides(tiny_root, tmp_path / "fifth", f"model.pretrained={first}")))
+    assert f"checkpoint {checkpoint} cannot be read, trying an older one" in caplog.text
+    assert f"started from {older}:" in caplog.text
 
 
 def test_a_fine_tuning_run_resumes_without_its_pretrained_file(tiny_root, tmp_path):
