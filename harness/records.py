@@ -11,6 +11,7 @@ The report and `reproduce` read run record files with `read_run_record`, which s
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -259,6 +260,31 @@ def run_record_problem(record: Any) -> str | None:
             problem = _wrong_type(record[key], want, key)
             if problem:
                 return f"not a run record the harness wrote: {problem} (edited by hand, or of another tool?)"
+    impossible = _impossible_value(record)
+    if impossible:
+        return f"not a run record the harness wrote: {impossible} (edited by hand, or of another tool?)"
+    return None
+
+
+_PERCENTS = ("top1", "top5", "map", "train_top1", "train_top5", "train_map")  # of an evaluation
+_SECONDS = ("train_s", "data_wait_s", "compute_s", "eval_s")  # of `measured`
+
+
+def _impossible_value(record: dict[str, Any]) -> str | None:
+    """A number no run measures (a score outside [0, 100], a negative or infinite time, NaN), which a report
+    would show as a speedup or accuracy; None where there is none."""
+    evals = record.get("evals") if isinstance(record.get("evals"), list) else []
+    blocks = [("final", record.get("final")), *((f"evals[{i}]", e) for i, e in enumerate(evals))]
+    for where, block in blocks:
+        for key in _PERCENTS if isinstance(block, dict) else ():
+            value = block.get(key)
+            if isinstance(value, _NUM) and not 0 <= value <= 100:
+                return f"'{where}.{key}' is {value}, not a percentage"
+    measured = record.get("measured")
+    for key in _SECONDS if isinstance(measured, dict) else ():
+        value = measured.get(key)
+        if isinstance(value, _NUM) and not 0 <= value < math.inf:
+            return f"'measured.{key}' is {value}, not a time in seconds"
     return None
 
 

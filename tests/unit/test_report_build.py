@@ -329,7 +329,10 @@ def test_files_that_are_no_records_the_report_reads_are_left_out_with_a_note(tmp
            "final_null.json": json.dumps({**make_record("multigrid", **newest), "final": None}),
            "train_s_str.json": json.dumps(_with(make_record("multigrid", **newest), "measured", train_s="x")),
            "seed_str.json": json.dumps(make_record("multigrid", spec={**tiny_spec(), "seed": "x"}, **newest)),
-           "list.json": "[1, 2]", "another_tool.json": json.dumps({"variant": "x", "measured": {}, "tool": "y"})}
+           "list.json": "[1, 2]", "another_tool.json": json.dumps({"variant": "x", "measured": {}, "tool": "y"}),
+           # Numbers no run measures: shown as a -1.25× speedup and an accuracy of inf.
+           "train_s_negative.json": json.dumps(_with(make_record("multigrid", **newest), "measured", train_s=-3)),
+           "top1_inf.json": json.dumps(_with(make_record("multigrid", **newest), "final", top1=float("inf")))}
     for name, text in bad.items():
         (scale / name).write_text(text)
     (scale / "latin1.json").write_bytes(b'{"variant": "caf\xe9"}')
@@ -349,6 +352,7 @@ def test_files_that_are_no_records_the_report_reads_are_left_out_with_a_note(tmp
     assert "'measured' is a string, not an object" in err and "'final' is null" in err
     assert "'measured.train_s' is a string" in err and "'spec.seed' is a string, not an integer" in err
     assert "latin1.json: unreadable" in err and "list.json: not a run record (a list" in err
+    assert "'measured.train_s' is -3, not a time in seconds" in err and "'final.top1' is inf, not a percentage" in err
     for rel in ("profile/paper/smoke.json", "throughput/t.json", "scaling/smoke/smoke/gpus2.json"):
         assert f"{results / rel}: not a record the report can read" in err
     html = (out / "smoke" / "index.html").read_text()
