@@ -12,6 +12,7 @@ import pytest
 
 from harness.config import compose
 from harness.data.cache_build import build_frame_cache
+from harness.spec import SpecError
 from harness.train.loop import train
 
 from ..permissions import denied
@@ -303,3 +304,21 @@ def test_a_cache_file_refused_after_the_check_makes_the_video_read_unusable(root
     with denied(shard), pytest.raises(VideoError) as err:
         opened.reader(video)
     assert err.value.kind == "unreadable" and str(err.value) == f"unreadable: frame cache file {shard} {refused(shard)}"
+
+
+def test_synthetic_data_made_already_serves_runs_from_a_read_only_folder(tmp_path, monkeypatch):
+    """Made once and shared read-only (for several users, say): every run was refused, as the lock beside the
+    data could not be written, though there was nothing to build."""
+    from harness.reproduce import prepare_synthetic
+    from harness.suite import load_scale
+
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    scale = load_scale("smoke")
+    root, cache = prepare_synthetic(scale)  # made here, writable
+    assert cache is None
+    shared = Path(root).parent
+    with denied(shared, mode=0o555):
+        assert prepare_synthetic(scale) == (root, None)
+    (Path(root) / "val.csv").unlink()  # not whole: it must be made, and the folder's refusal is named
+    with denied(shared, mode=0o555), pytest.raises(SpecError, match="'HARNESS_DATA_DIR' .* is not a writable folder"):
+        prepare_synthetic(scale)
