@@ -175,6 +175,7 @@ SWITCHES = ("auto", "on", "off")
 EVAL_CROPS = (1, 3)  # spatial crops per evaluation view that harness.data.transforms.eval_crop_boxes makes
 STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
 GRAPHED_STEP_MODES = ("cuda_graphs", "compile_graphs")  # the modes that replay CUDA graphs: a GPU only
+COMPILED_STEP_MODES = ("compile", "compile_graphs")  # the modes that run the step through torch.compile
 # harness.models.bn implements them
 SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton", "cuda_cpp")
 SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
@@ -383,7 +384,7 @@ def validate(spec: RunSpec) -> RunSpec:
              f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
     # torch.compile cannot trace into the C++ extension: every BN layer would break the compiled graph in two.
     for key in ("sub_batch_bn", "plain_bn_impl"):
-        _require(getattr(t, key) != "cuda_cpp" or t.step not in ("compile", "compile_graphs"),
+        _require(getattr(t, key) != "cuda_cpp" or t.step not in COMPILED_STEP_MODES,
                  f"'train.{key}=cuda_cpp' is a C++ operation that torch.compile cannot trace into (each BN layer "
                  f"would split the compiled step), and train.step={t.step}. Use train.{key}="
                  f"{'auto' if key == 'sub_batch_bn' else 'cudnn'} with compiled steps, or train.step=cuda_graphs.")

@@ -382,9 +382,9 @@ def _kinetics_json_rows(json_file: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def kinetics_json_classes(json_file: Path) -> tuple[str, ...]:
-    """The class names of the release's JSON, sorted as those of its CSV."""
-    return tuple(sorted({str(r["label"]).strip() for _, r in _kinetics_json_rows(json_file) if r["label"]} - {""}))
+def kinetics_json_classes(rows: list[tuple[int, dict[str, Any]]]) -> tuple[str, ...]:
+    """The class names of the release's JSON (its rows, `_kinetics_json_rows`), sorted as those of its CSV."""
+    return tuple(sorted({str(r["label"]).strip() for _, r in rows if r["label"]} - {""}))
 
 
 # Where a downloader could not get MP4 it keeps what YouTube served: yt-dlp merges VP9/Opus streams into .mkv or
@@ -448,10 +448,10 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     ann = _kinetics_list(root, names)
     video_dirs = _kinetics_video_dirs(root, names)
     if ann is None and (json_file := _kinetics_json(root, names)) is not None:
-        train_json = _kinetics_json(root, SPLITS["train"])
-        classes = kinetics_json_classes(train_json if train_json is not None else json_file)
-        records = _kinetics_records(json_file, _kinetics_json_rows(json_file), _first_dir(video_dirs, root), classes,
-                                    "the train JSON")
+        rows, train_json = _kinetics_json_rows(json_file), _kinetics_json(root, SPLITS["train"])
+        # The train split's classes; the train split itself is read once.
+        classes = kinetics_json_classes(rows if train_json in (None, json_file) else _kinetics_json_rows(train_json))
+        records = _kinetics_records(json_file, rows, _first_dir(video_dirs, root), classes, "the train JSON")
         return Annotations(tuple(records), len(classes), classes, False, (str(json_file),))
     if ann is None:
         raise _missing(root, f"{names[0]}.csv (or annotations/{names[0]}.csv, or the release's "

@@ -296,8 +296,7 @@ class VideoReader:
         # The video stream FFmpeg's own tools (and torchcodec) pick: the main video, not a cover picture or a still
         # poster track a file may carry as a video stream before it.
         self._stream = stream = self._container.streams.best("video") or self._container.streams.video[0]
-        stream.thread_type = "AUTO"
-        stream.codec_context.thread_count = max(1, threads)
+        _set_threads(stream, max(1, threads))
         self._tb = float(stream.time_base) if stream.time_base else 0.0
         self._start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
         self.info = self._probe()
@@ -376,8 +375,7 @@ class VideoReader:
             raise VideoError("undecodable", f"{self.path} could not be opened again to read it from the start "
                                             f"({err})") from None
         self._stream = self._container.streams[index]
-        self._stream.thread_type = "AUTO"
-        self._stream.codec_context.thread_count = threads
+        _set_threads(self._stream, threads)
 
     def _frames(self, wanted: Sequence[float] | None):
         """The stream's frames from where the demuxer stands. With `wanted` (sorted seconds) non-reference frames
@@ -577,6 +575,12 @@ def _skipped_a_pick(decoded: list[tuple[float, av.VideoFrame]], skipped: list[fl
         if abs(skipped[nearest(skipped, t)] - t) <= d:
             return True
     return False
+
+
+def _set_threads(stream: av.video.stream.VideoStream, threads: int) -> None:
+    """Decode `stream` on `threads` threads, by frames or slices as its codec allows."""
+    stream.thread_type = "AUTO"
+    stream.codec_context.thread_count = threads
 
 
 def _sets_skip_frame(stream: av.video.stream.VideoStream) -> bool:

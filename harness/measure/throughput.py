@@ -32,7 +32,7 @@ from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_plain_impl
 from harness.models.flops import count_flops
-from harness.spec import GRAPHED_STEP_MODES, SpecError
+from harness.spec import COMPILED_STEP_MODES, GRAPHED_STEP_MODES, SpecError
 from harness.train.step import make_step, train_iteration
 
 # cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
@@ -75,7 +75,7 @@ def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device, modes
                         f"and this measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
     if "cuda_cpp" not in plain_bn:
         return
-    compiled = [m for m in modes if m in ("compile", "compile_graphs")]
+    compiled = [m for m in modes if m in COMPILED_STEP_MODES]
     if compiled:
         raise SpecError(f"--plain-bn-impl cuda_cpp with --modes {' '.join(compiled)}: torch.compile cannot trace into "
                         "the C++ BN (each BN layer would split the compiled step). Time cuda_cpp without the compiled "

@@ -54,7 +54,7 @@ def evaluate(model: nn.Module, loader, num_videos: int, num_classes: int, multil
         probs = logits.float().sigmoid() if multilabel else logits.float().softmax(1)
         video = batch["video"].to(device)
         valid = batch["valid"].to(device)
-        failed.index_add_(0, video[~valid], torch.ones_like(video[~valid], dtype=torch.float32))
+        failed.index_add_(0, video, (~valid).float())
         probs, video = probs[valid], video[valid]
         if multilabel:
             agg.index_reduce_(0, video, probs, "amax", include_self=True)
