@@ -561,6 +561,17 @@ def _settings(cfg: SynthConfig) -> dict:
     return settings
 
 
+def _require_empty(out: Path) -> None:
+    """Refuse a folder without synth.json that holds anything: the annotation files written at the end would
+    replace a real dataset's (train.csv, classes.txt)."""
+    # A generation killed while writing synth.json leaves only its temporary file.
+    found = sorted(p.name for p in out.iterdir() if not (p.name.startswith(".synth.json.") and p.suffix == ".tmp"))
+    if found:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise SpecError(f"--out {out} holds files harness data synth did not write ({shown}) and no synth.json: "
+                        f"writing there would replace them. Choose an empty or new folder.")
+
+
 def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classes: int | None = None,
                            videos: int | None = None, val_videos: int | None = None, frames: int | None = None,
                            size: tuple[int, int] | None = None, fps: int | None = None, seed: int | None = None,
@@ -575,7 +586,9 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
                         fps=fps, seed=seed, label_noise=label_noise, hidden=hidden, kind=kind)
     out = require_writable_dir(Path(out_dir), "--out")
     manifest = out / "synth.json"
-    if manifest.exists():
+    if not manifest.exists():
+        _require_empty(out)
+    else:
         try:
             old = read_json_object(manifest)
         except (OSError, ValueError) as err:  # the videos' settings are unknown: neither reuse them nor write over them
