@@ -303,3 +303,21 @@ def read_run_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"unreadable ({err})"
     problem = run_record_problem(record)  # JSON of another kind than an object included, named as such
     return (None, problem) if problem else (record, None)
+
+
+COMPLETE = "complete"  # the status of a finished run's record (harness.train writes no other)
+
+
+def incomplete_reason(record: dict[str, Any]) -> str | None:
+    """Why the run record `record` (one read_run_record returns) is no finished run's, or None where it is one:
+    the report shows only finished runs, and `reproduce` counts only those as done."""
+    status = record.get("status")
+    return None if status == COMPLETE else f"status {status!r}, not {COMPLETE!r}: not a finished run's record"
+
+
+def read_complete_run_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """As read_run_record, and a record of an unfinished run (incomplete_reason) is none either: the one test of
+    whether a file records a run done, for `reproduce` and the report alike."""
+    record, problem = read_run_record(path)
+    problem = problem or incomplete_reason(record)
+    return (None, problem) if problem else (record, None)

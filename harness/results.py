@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.io import aside_path, require_writable_dir, require_writable_file, write_json_atomic
-from harness.records import read_run_record
+from harness.records import read_complete_run_record
 from harness.spec import RunSpec, SpecError, spec_from_dict
 
 # Settings that change where or how a run executes, not what it computes.
@@ -164,9 +164,8 @@ def _complete_record_of(spec: RunSpec, paths: list[Path], names: bool) -> Path |
     compared by name (a record made on another machine counts)."""
     want = _hashed_settings(spec.to_dict(), names=names, portable=True)
     for path in paths:
-        record, _ = read_run_record(path)  # one the report leaves out (damaged, another tool's) is no record of it
-        if record is not None and record.get("status") == "complete" \
-                and _hashed_settings(record["spec"], names=names, portable=True) == want:
+        record, _ = read_complete_run_record(path)  # one the report leaves out (damaged, unfinished) records nothing
+        if record is not None and _hashed_settings(record["spec"], names=names, portable=True) == want:
             return path
     return None
 
@@ -176,18 +175,19 @@ def recorded(spec: RunSpec, root: Path | None = None) -> Path | None:
     harness's data folder had another path (a GPU host's records in this checkout); None if there is none. A file
     the report cannot read (:func:`damaged_record`) records nothing: the run is to be run again."""
     path = record_path(spec, root)
-    if read_run_record(path)[0] is not None:
+    if read_complete_run_record(path)[0] is not None:
         return path
     return _complete_record_of(spec, sorted(path.parent.glob(f"{spec.variant or 'run'}__*.json")), names=True)
 
 
 def damaged_record(spec: RunSpec, root: Path | None = None) -> tuple[Path, str] | None:
-    """(the file at the run's record path, why the report cannot read it) where one is there but is no run record
-    (truncated by a crash mid-copy, not JSON or UTF-8, another tool's); None where there is none or it is one."""
+    """(the file at the run's record path, why the report leaves it out) where one is there but is no complete run
+    record (truncated by a crash mid-copy, not JSON or UTF-8, another tool's, an unfinished run's); None where there
+    is none or it is one."""
     path = record_path(spec, root)
     if not (path.exists() or path.is_symlink()):
         return None
-    problem = read_run_record(path)[1]
+    problem = read_complete_run_record(path)[1]
     return None if problem is None else (path, problem)
 
 

@@ -222,6 +222,27 @@ def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypat
     assert go().count("recorded already") == 4
 
 
+def test_an_unfinished_runs_record_is_no_record_for_reproduce_as_for_the_report(monkeypatch, tmp_path, capsys):
+    """A record whose status is not "complete" (edited, another tool's) is left out of the report, so reproduce
+    does not count its run as done either: it keeps the file aside and runs the job again."""
+    ran = []
+    monkeypatch.setattr(rep, "_run_one", _recording_run_one(ran))
+    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
+    results = tmp_path / "res"
+    assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0]) == 0
+    path = sorted((results / "smoke" / "smoke").glob("baseline__*.json"))[0]
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "running"}))
+    records, _ = load_records(results / "smoke")
+    assert "baseline" not in select_records(SUITE, records)[1]  # the report leaves it out
+    ran.clear()
+    capsys.readouterr()
+    assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0]) == 0
+    out = capsys.readouterr().out
+    assert ran == [("baseline", 0)] and "status 'running'" in out and out.count("recorded already") == 1
+    assert list(path.parent.glob(f"{path.name}.damaged-*"))
+
+
 def test_a_dry_run_finds_the_imagenet_rows_records_as_a_run_does(monkeypatch, tmp_path, capsys):
     """The ImageNet rows' settings name the pre-trained stand-in's file; a dry run names the same file (made or not),
     so a recorded row is "recorded already" there too, not listed as a run to launch."""
