@@ -10,6 +10,7 @@ The report and `reproduce` read run record files with `read_run_record`, which s
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from dataclasses import dataclass, field, fields
@@ -205,7 +206,7 @@ _RUN_RECORD: dict[str, Any] = {
     "run_id": str, "suite": _STR_OR_NULL, "recipe": _STR_OR_NULL, "variant": _STR_OR_NULL, "status": str,
     "spec": {"scale": str, "seed": int, "suite": _STR_OR_NULL, "variant": _STR_OR_NULL, "recipe": _STR_OR_NULL,
              **{key: dict for key in ("data", "model", "train", "solver", "multigrid", "baseline")}},
-    "plan": {"kind": str, "lr_steps": list, "lr_multipliers": list,
+    "plan": {"kind": str, "lr_steps": [_NUM], "lr_multipliers": [_NUM],
              **{key: _NUM for key in ("max_epoch", "iterations", "baseline_iterations", "iteration_ratio",
                                       "warmup_epochs")}},
     "world_size": int, "precision": str, "channels_last": bool,
@@ -219,7 +220,8 @@ _RUN_RECORD: dict[str, Any] = {
     "outside_steps": {key: _NUM for key in ("setup_s", "checkpoint_s", "precise_bn_s", "total_s")},
     "resumed_from_iteration": int, "same_run_as": str,
     # harness.provenance.provenance_of: in a block, or at the top level in records before version 3
-    "provenance": {"versions": dict, "hardware": dict}, "versions": dict, "hardware": dict,
+    "provenance": {"commit": _STR_OR_NULL, "date": _STR_OR_NULL, "versions": dict, "hardware": dict},
+    "commit": _STR_OR_NULL, "date": _STR_OR_NULL, "versions": dict, "hardware": dict,
 }
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false",
                _NUM: "a number", _NUM_OR_NULL: "a number or null", _STR_OR_NULL: "a string or null"}
@@ -268,6 +270,11 @@ def run_record_problem(record: Any) -> str | None:
 
 _PERCENTS = ("top1", "top5", "map", "train_top1", "train_top5", "train_map")  # of an evaluation
 _SECONDS = ("train_s", "data_wait_s", "compute_s", "eval_s")  # of `measured`
+# Counts and sizes no run makes negative, per block of the record ("": the top level).
+_NON_NEGATIVE = {"": ("shape_checks", "resumed_from_iteration"),
+                 "measured": ("iterations", "clips", "forward_gflops", "peak_memory_gib"),
+                 "plan": ("max_epoch", "iterations", "baseline_iterations", "iteration_ratio", "warmup_epochs")}
+_PHASE_COUNTS = ("iterations", "clips", "wall_s", "data_wait_s", "compute_s", "forward_gflops", "peak_memory_gib")
 
 
 def _impossible_value(record: dict[str, Any]) -> str | None:
@@ -285,6 +292,40 @@ def _impossible_value(record: dict[str, Any]) -> str | None:
         value = measured.get(key)
         if isinstance(value, _NUM) and not 0 <= value < math.inf:
             return f"'measured.{key}' is {value}, not a time in seconds"
+    return _negative_count(record) or _not_a_date(record) or _not_a_world_size(record)
+
+
+def _negative_count(record: dict[str, Any]) -> str | None:
+    """A count or size of the run (iterations, clips, epochs, GFLOPs) below 0, infinite or NaN; None where none is."""
+    measured = record.get("measured")
+    phases = measured.get("phases") if isinstance(measured, dict) else None
+    blocks = [*((name, record.get(name) if name else record, keys) for name, keys in _NON_NEGATIVE.items()),
+              *((f"measured.phases[{i}]", phase, _PHASE_COUNTS) for i, phase in enumerate(phases or []))]
+    for where, block, keys in blocks:
+        for key in keys if isinstance(block, dict) else ():
+            value = block.get(key)
+            if isinstance(value, _NUM) and not 0 <= value < math.inf:
+                return f"'{where + '.' if where else ''}{key}' is {value}, not a count of the run"
+    return None
+
+
+def _not_a_world_size(record: dict[str, Any]) -> str | None:
+    world = record.get("world_size")
+    return None if not isinstance(world, int) or world >= 1 else f"'world_size' is {world}, not a number of processes"
+
+
+def _not_a_date(record: dict[str, Any]) -> str | None:
+    """The record's date (in its provenance block, or at the top level before version 3) where it is no ISO 8601
+    date and time, which the report sorts records by and shows; None where it is one or there is none."""
+    block = record.get("provenance") if isinstance(record.get("provenance"), dict) else record
+    key = "provenance.date" if block is not record else "date"
+    date = block.get("date")
+    if not isinstance(date, str):
+        return None
+    try:
+        datetime.datetime.fromisoformat(date)
+    except ValueError:
+        return f"'{key}' is {date!r}, not an ISO 8601 date and time (e.g. 2026-01-31T12:00:00+00:00)"
     return None
 
 
