@@ -24,7 +24,8 @@ def format_plan_table(summary: dict) -> str:
     head = (f"{'phase':>5} {'stage':>5} {'epochs':>10} {'base shape':>16} {'per-GPU batch × t × s (short cycle)':<44}"
             f" {'LR×':>8} {'BN':>9} {'iters':>10}")
     lines = [
-        f"Plan of {summary['recipe'] or 'the default recipe'} ({summary['kind']}): global batch "
+        f"Plan of {summary['recipe'] or 'the default recipe'} with model {summary['model']} ({summary['kind']}): "
+        f"global batch "
         f"{summary['global_batch']} on {summary['num_gpus']} GPU(s), {summary['train_videos']:,} training clips, "
         f"LR policy {summary['lr_policy']} from base LR {summary['base_lr']:g}, warm-up "
         f"{summary['warmup_epochs']:.2f} epochs.",

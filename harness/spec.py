@@ -81,6 +81,11 @@ class ModelSpec:
     # tensor-core kernels for channels-last bf16): the same convolution, other kernels; 0: off.
     pad_stem_channels: int = 0
 
+    @property
+    def label(self) -> str:
+        """The model that runs: the user factory `pkg.module:factory` where one is set, else the registered name."""
+        return self.target or self.name
+
 
 @dataclass(frozen=True)
 class MultigridSpec:

@@ -76,7 +76,7 @@ def profile_summary(profile: Profile) -> dict:
         "kind": plan.kind,
         "device": profile.device,
         "step": profile.step,
-        "model": profile.spec.model.name,
+        "model": profile.spec.model.label,
         "shapes": rows,
         "predicted_hours": profile.predicted_s / 3600,
         "baseline_predicted_hours": profile.baseline_predicted_s / 3600,
@@ -190,7 +190,7 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
     by_model: dict[tuple, tuple[RunSpec, set[ShapeKey]]] = {}
     for r in runs:
         require_planned_frames(plans[r.run.variant][0])
-        model_key = (r.spec.model.name, r.spec.model.width, r.spec.data.num_classes)
+        model_key = (r.spec.model.label, r.spec.model.width, r.spec.data.num_classes)
         keys = by_model.setdefault(model_key, (r.spec, set()))[1]
         for plan in plans[r.run.variant]:
             keys |= set(iterations_by_shape(plan))
@@ -208,11 +208,11 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
     paper = {(row["table"], row["row"]): row for row in paper_rows()}
     rows = []
     for r in runs:
-        model_key = (r.spec.model.name, r.spec.model.width, r.spec.data.num_classes)
+        model_key = (r.spec.model.label, r.spec.model.width, r.spec.data.num_classes)
         plan, base = plans[r.run.variant]
         mine, theirs = predicted_seconds(plan, times[model_key]), predicted_seconds(base, times[model_key])
         rows.append({
-            "variant": r.run.variant, "recipe": r.run.recipe, "model": r.spec.model.name, "kind": plan.kind,
+            "variant": r.run.variant, "recipe": r.run.recipe, "model": r.spec.model.label, "kind": plan.kind,
             "iterations": plan.iterations, "baseline_iterations": base.iterations,
             "iteration_ratio": plan.iteration_ratio, "predicted_gpu_hours": mine / 3600,
             "baseline_predicted_gpu_hours": theirs / 3600, "predicted_speedup": theirs / mine,

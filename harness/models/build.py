@@ -38,6 +38,12 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
     return net
 
 
+def is_paper_model(model: ModelSpec) -> bool:
+    """Whether `model` is one of the paper's architectures (a registered paper model, not a user factory or a
+    torchvision model): only then do the paper's numbers describe the model that ran."""
+    return not model.target and get_entry(model.name).paper
+
+
 def start_from(net: nn.Module, path: Path, fresh_classifier: bool = False) -> None:
     """Load `path` (model.pretrained: a file, or a harness train output_dir, whose newest checkpoint is taken) into
     `net` in place: a video model's weights as they are (fine-tuning, the classifier afresh where the classes

@@ -48,6 +48,7 @@ def plan_summary(plan: Plan, clip_cost: ClipCost | None = None, unit: str = PROP
     s = plan.spec
     return {
         "recipe": s.recipe,
+        "model": s.model.label,
         "kind": plan.kind,
         "num_gpus": s.num_gpus,
         "global_batch": s.solver.batch_size,

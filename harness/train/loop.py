@@ -36,7 +36,7 @@ from harness.data.transforms import normalize
 from harness.data.worker_memory import loader_worker_init
 from harness.device import memory_format_for, sync_device, use_bf16, use_channels_last
 from harness.io import require_writable_dir
-from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models import build_model, is_paper_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_bn_statistics, require_planned_frames
 from harness.models.flops import count_flops
@@ -250,7 +250,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     batches = nvdec.batches(loader, train_set) if nvdec else loader
     layout = (0, 0)
     bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
-               desc=f"{spec.recipe or 'run'} {plan.kind}", dynamic_ncols=True)
+               desc=f"{spec.model.label} {plan.kind}", dynamic_ncols=True)
     try:
         data_start = time.perf_counter()
         outside["setup_s"] = data_start - started
@@ -404,8 +404,9 @@ def _record(spec: RunSpec, plan: Plan, state: TrainState, final: dict[str, Any],
         variant=spec.variant,
         status="complete",
         spec=spec.to_dict(),
-        plan={k: summary[k] for k in ("kind", "lr_steps", "lr_multipliers", "max_epoch", "iterations",
-                                      "baseline_iterations", "iteration_ratio", "warmup_epochs")},
+        plan={**{k: summary[k] for k in ("model", "kind", "lr_steps", "lr_multipliers", "max_epoch", "iterations",
+                                         "baseline_iterations", "iteration_ratio", "warmup_epochs")},
+              "paper_model": is_paper_model(spec.model)},
         world_size=info.world_size,
         precision="bf16" if bf16 else "fp32",
         channels_last=channels_last,
