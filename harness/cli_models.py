@@ -68,6 +68,9 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise SpecError(f"--out {out} is a folder; give the path of the weights file to write, e.g. {out}/resnet50.pt.")
+    if (out.exists() or out.is_symlink()) and not args.force:
+        raise SpecError(f"--out {out} exists; give another path, or add --force to replace it (and its sidecar "
+                        f"{out.name}.json).")
     require_writable_dir(out.parent, "--out")
     require_device(args.device)  # before any work, not at the first step
     scaled = any(o.split("=", 1)[0] == "scale" for o in args.overrides)
@@ -150,6 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "are not ImageNet weights. scale=smoke|proxy trains on that scale's synthetic videos at its "
                     "model width (1/16 at smoke scale, so that the weights fit its narrowed video models).")
     pre.add_argument("--out", required=True, type=path, help="the weights file to write (the sidecar is OUT.json)")
+    pre.add_argument("--force", action="store_true", help="replace --out (and its sidecar) if it exists")
     pre.add_argument("--iterations", type=int, default=200, help="SGD steps (default 200)")
     pre.add_argument("--batch", type=int, default=32, help="frames per step (default 32)")
     pre.add_argument("--size", type=int, default=None, help="frame crop in pixels (default: the run's data.crop_size)")

@@ -65,6 +65,17 @@ def test_out_folder_and_missing_gpu_are_refused(tmp_path, capsys, monkeypatch):
     assert "no CUDA GPU is visible" in capsys.readouterr().err
 
 
+def test_an_existing_weights_file_is_kept_unless_force_is_given(tmp_path, capsys):
+    out = tmp_path / "w.pt"
+    out.write_bytes(b"someone's weights")
+    assert main(["models", "pretrain-2d", "--out", str(out), "data.name=synthetic", "data.root=/nonexistent"]) == 2
+    assert f"--out {out} exists; give another path, or add --force" in capsys.readouterr().err
+    assert out.read_bytes() == b"someone's weights"
+    # --force passes that check: the next refusal is the missing data's
+    assert main(["models", "pretrain-2d", "--out", str(out), "--force"]) == 2
+    assert "Say which frames to train on" in capsys.readouterr().err
+
+
 def test_reproduce_gives_the_stand_in_to_the_imagenet_rows_only(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
     smoke = load_scale("smoke")
