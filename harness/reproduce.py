@@ -447,8 +447,8 @@ def _write_report(suite: str, results: Path, gpus: int | None) -> None:
     _require_report_folder(suite)  # named as reproduce names it, not as report's --out
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
-        from harness.report.build import FewerRecords
         from harness.report.inputs import NoSuchSetup
+        from harness.report.publish import FewerRecords
     except ImportError:
         print("reports are not available in this version; records are in", results / suite)
         return

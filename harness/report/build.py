@@ -27,6 +27,7 @@ from harness.report.inputs import (
     suite_names,
 )
 from harness.report.overview import HEADER, overview_cells, overview_markdown, overview_rows
+from harness.report.publish import require_not_fewer
 from harness.report.tables import (
     OK,
     SMOKE_NOTE,
@@ -595,31 +596,12 @@ class NoRecords(SpecError):
     """The results folder holds no run record of the suite: there is nothing to report."""
 
 
-class FewerRecords(SpecError):
-    """The report would replace one built from more run records (`refusal` says which, without the fix)."""
-
-    def __init__(self, refusal: str):
-        super().__init__(f"{refusal} Check --results, pass --force to replace it anyway, or --out DIR to write the "
-                         f"report elsewhere.")
-        self.refusal = refusal
-
-
-def _built_from(folder: Path) -> int | None:
-    """How many run records the report in `folder` was built from (its summary.json says; reports written before
-    it did count their runs shown), or None where there is no report."""
-    try:
-        summary = json.loads((folder / "summary.json").read_text())
-    except (OSError, ValueError):
-        return None
-    count = summary.get("records", summary.get("done")) if isinstance(summary, dict) else None
-    return count if isinstance(count, int) else None
-
-
 def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | None = None,
                  scale: str | None = None, gpus: int | None = None, force: bool = False) -> Path:
     """Read results/<suite>/*.json, write reports/<suite>/{index.html,tables.csv,tables.md,summary.json} and
     refresh reports/index.html; return the report's path. A missing results folder, one without records of the
-    suite (NoRecords) and, unless `force`, a report that would replace one built from more records are errors:
+    suite (NoRecords) and, unless `force`, a report that would replace one built from more records (or from a
+    number its summary.json does not tell: publish.require_not_fewer) are errors:
     a wrong --results must not silently turn a published report into an empty one."""
     results_dir = Path(results_dir) if results_dir else default_results_dir()
     out_dir = Path(out_dir) if out_dir else default_reports_dir()
@@ -635,11 +617,8 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         raise NoRecords(f"{results_dir / suite} holds no run record of suite '{suite}'{unusable}. Run the suite "
                         f"first (harness reproduce --suite {suite}) or pass the --results folder that holds its "
                         f"records; {folder / 'index.html'} was left as it is.")
-    before = _built_from(folder)
-    if before is not None and len(records) < before and not force:
-        raise FewerRecords(f"{folder / 'index.html'} was built from {before} run records, but "
-                           f"{results_dir / suite} holds {len(records)}: refusing to replace it with a report of "
-                           f"fewer records.")
+    if not force:
+        require_not_fewer(folder, len(records), results_dir / suite)
     require_writable_dir(folder, "--out")  # before the report is built, and before the index is rewritten
     others: list[str] = []  # the other records' problems, named relative to results_dir
     profiles = _suite_profiles(results_dir, suite, others)

@@ -81,6 +81,27 @@ def test_a_report_written_before_the_record_count_counts_its_runs(tmp_path, caps
     assert code == 2 and "built from 2 run records" in text
 
 
+@pytest.mark.parametrize("summary", [None, '{"suite": "smoke", "records": ', '["smoke"]', '{"suite": "smoke"}'],
+                         ids=["missing", "truncated", "a-list", "without-a-count"])
+def test_a_report_whose_record_count_is_unknown_needs_force(tmp_path, capsys, summary):
+    """Unknown is not fewer: a report whose summary.json is missing or does not say how many records it was built
+    from is not replaced without --force. A folder without a report's files (empty, a screenshot) is written."""
+    out, results = tmp_path / "reports", _results(tmp_path / "r", ("baseline",))
+    folder = out / "smoke"
+    folder.mkdir(parents=True)
+    (folder / "screenshot.png").write_bytes(b"png")
+    assert _report(capsys, "--suite", "smoke", "--results", str(results), "--out", str(out))[0] == 0
+    (folder / "summary.json").unlink()
+    if summary is not None:
+        (folder / "summary.json").write_text(summary)
+    before = (folder / "index.html").read_bytes()
+    code, text = _report(capsys, "--suite", "smoke", "--results", str(results), "--out", str(out))
+    assert code == 2 and f"The report in {folder}" in text and "is unknown: refusing to replace it" in text
+    assert "--force" in text and (folder / "index.html").read_bytes() == before
+    code, _ = _report(capsys, "--suite", "smoke", "--results", str(results), "--out", str(out), "--force")
+    assert code == 0 and json.loads((folder / "summary.json").read_text())["records"] == 1
+
+
 def test_reproduce_names_the_command_that_replaces_a_report_of_more_records(tmp_path, monkeypatch):
     """reproduce writes the report after its runs but has no --force: its refusal names `harness report`'s."""
     from harness.reproduce import _write_report
