@@ -51,6 +51,9 @@ class SuiteDef:
     description: str
     tables: tuple[str, ...]
     runs: tuple[RunDef, ...]
+    # Points of top-1 (or mAP) a run may lose and still keep the baseline's accuracy: declared with the suite,
+    # before its runs are looked at.
+    margin: float = 1.0
 
     def run(self, variant: str) -> RunDef | None:
         return next((r for r in self.runs if r.variant == variant), None)
@@ -74,6 +77,10 @@ def _require_suite_shape(data: Mapping[str, Any], where: str) -> None:
     if not isinstance(data.get("tables") or [], list):
         raise SpecError(f"{where}: 'tables' must be a list of the paper's tables, e.g. [\"1a\"], got "
                         f"{data['tables']!r}.")
+    margin = data.get("margin", 1.0)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 100:
+        raise SpecError(f"{where}: 'margin' must be the points of accuracy a run may lose and still count as "
+                        f"keeping the baseline's (a number above 0, e.g. 1.0), got {margin!r}.")
     for variant, run in runs.items():
         if not isinstance(run, Mapping):
             raise SpecError(f"{where}: run '{variant}' must be a mapping of keys (recipe:, overrides:, ...), got "
@@ -104,7 +111,7 @@ def suite_from_mapping(name: str, data: Mapping[str, Any], path: Path | None = N
             paper=tuple((str(t), str(r)) for t, r in run.get("paper") or ()),
             figure=dict(run.get("figure") or {})))
     return SuiteDef(name, str(data.get("description") or name), tuple(str(t) for t in data.get("tables") or ()),
-                    tuple(runs))
+                    tuple(runs), float(data.get("margin", 1.0)))
 
 
 @dataclass(frozen=True)
@@ -288,7 +295,9 @@ def scale_overrides(spec: RunSpec, scale: Scale, data_root: str | None, cache: s
     out = [f"data.num_frames={frames}", f"data.crop_size={crop}", f"data.jitter={_fmt(jitter)}",
            f"solver.steps={_fmt(steps)}", f"solver.max_epoch={max_epoch}", f"solver.warmup_epochs={warmup!r}",
            f"solver.batch_size={batch}", f"solver.base_lr={base_lr!r}", f"num_gpus={s['num_gpus']}",
-           f"model.width={s['model_width']!r}", f"scale={scale.name}"]
+           f"scale={scale.name}"]
+    if spec.model.takes_width:  # a torchvision model runs at its own width at every scale
+        out.append(f"model.width={s['model_width']!r}")
     if s.get("sampling_rate"):
         out.append(f"data.sampling_rate={s['sampling_rate']}")
     synth = scale.synthetic

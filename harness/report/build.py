@@ -27,7 +27,7 @@ from harness.report.inputs import (
     suite_names,
 )
 from harness.report.overview import HEADER, overview_cells, overview_markdown, overview_rows
-from harness.report.publish import require_not_fewer
+from harness.report.publish import clean_stale, publish, require_not_fewer
 from harness.report.tables import (
     OK,
     SMOKE_NOTE,
@@ -491,7 +491,8 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
                      and r.get("variant") == base_record.get("variant")), None)
     run_gpu = provenance_of(base_record)["hardware"].get("gpu") if base_record else None
     run_gpus = {variant: (r.get("seeds") or {}).get("gpus", ()) for variant, r in chosen.items()}
-    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu, run_gpus),
+    answer = [t for t in (verdict.verdict_table(by_id["runs"].rows, base_row, profiles, scale, run_gpu, run_gpus,
+                                                  suite.margin),
                           verdict.convergence_table(by_id["runs"].rows)) if t is not None]
     tables[:0] = answer
     if scale == "smoke":  # ratios as the headline, wall-clock marked not indicative
@@ -617,9 +618,11 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         raise NoRecords(f"{results_dir / suite} holds no run record of suite '{suite}'{unusable}. Run the suite "
                         f"first (harness reproduce --suite {suite}) or pass the --results folder that holds its "
                         f"records; {folder / 'index.html'} was left as it is.")
+    clean_stale(folder)  # a write killed mid-swap: its old report back in place, its temporary files gone
     if not force:
         require_not_fewer(folder, len(records), results_dir / suite)
-    require_writable_dir(folder, "--out")  # before the report is built, and before the index is rewritten
+    for where in (out_dir, folder):  # before the report is built and the index rewritten; the swap renames folder
+        require_writable_dir(where, "--out")
     others: list[str] = []  # the other records' problems, named relative to results_dir
     profiles = _suite_profiles(results_dir, suite, others)
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
@@ -631,15 +634,15 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         print(f"harness report: {results_dir}/{problem}", file=sys.stderr)
     html, tables = build_report(suite_def, records, load_paper_rows(), scale, [*problems, *others], profiles, scaling,
                                 throughput, gpus)
-    _write(folder / "tables.csv", tables_csv(tables))
-    _write(folder / "tables.md", f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables))
+    files = {"tables.csv": tables_csv(tables),
+             "tables.md": f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables)}
     # "records": how many run records this report was built from, which the next write_report compares against.
     summary = {**report_summary(suite_def, records, scale, gpus), "records": len(records)}
-    summary["overview"] = overview_rows(suite, summary["scale"], tables, profiles)
-    _write(folder / "summary.json", json.dumps(summary, indent=2) + "\n")
-    path = _write(folder / "index.html", html)
+    summary["overview"] = overview_rows(suite, summary["scale"], tables, profiles, suite_def.margin)
+    files.update({"summary.json": json.dumps(summary, indent=2) + "\n", "index.html": html})
+    publish(folder, files)  # every file at once: a killed write leaves the old report whole
     write_index(out_dir, results_dir)
-    return path
+    return folder / "index.html"
 
 
 def _suite_profiles(results_dir: Path, suite: str, notes: list[str] | None = None) -> list[dict]:

@@ -110,9 +110,10 @@ def records_of_setup(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scal
 
 def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale: str | None = None,
                    gpus: int | None = None) -> tuple[str | None, dict[str, Mapping[str, Any]], list[str]]:
-    """Pick one record per variant: complete, of one scale (`scale`, else the newest record's) and one setup
-    (processes and step mode: of those on `gpus` GPUs if given, the one with the most variants recorded, of
-    those the newest), newest first. Raises NoSuchSetup when no setup ran on `gpus` GPUs.
+    """Every complete run of each variant, its seeds and reruns combined (`combine_seeds`): of one scale
+    (`scale`, else the newest record's) and one setup (processes and step mode: of those on `gpus` GPUs if given,
+    the one with the most variants recorded, of those the newest), of the settings of the variant's newest.
+    Raises NoSuchSetup when no setup ran on `gpus` GPUs.
 
     Mixing scales or setups would turn speedups into nonsense, so records of other scales or setups are left
     out of the main tables (and said so; `records_by_setup` feeds the table that compares setups).
@@ -134,7 +135,7 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
                                        is_plain_baseline, baseline_key)
     notes.extend(card_notes)
     complete = [*in_setup, *(r for r in complete if record_scale(r) != scale or record_setup(r) != setup)]
-    by_seed: dict[str, dict[int, Mapping[str, Any]]] = {}
+    by_run: dict[str, list[Mapping[str, Any]]] = {}  # per variant, every complete run of its newest settings
     settings: dict[str, str] = {}  # per variant, its newest record's settings: only its seeds are averaged
     other: dict[str, int] = {}
     other_setup: dict[str, int] = {}
@@ -146,12 +147,15 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
         elif (key := seeds_key(r.get("spec") or {})) != settings.setdefault(str(r["variant"]), key):
             notes.append(f"{r.get('_source', r.get('run_id'))}: a record of {r['variant']!r} with other settings "
                          f"than its newest (e.g. other pre-trained weights), left out")
-        elif _seed(r) in by_seed.setdefault(str(r["variant"]), {}):
-            notes.append(f"{r.get('_source', r.get('run_id'))}: an older record of {r['variant']!r} "
-                         f"(seed {_seed(r)}), left out")
+        elif any(_same_record(r, other) for other in by_run.setdefault(str(r["variant"]), [])):
+            notes.append(f"{r.get('_source', r.get('run_id'))}: a copy of another record of {r['variant']!r} "
+                         f"(same run id, seed, date and results), counted once")
         else:
-            by_seed[str(r["variant"])][_seed(r)] = r
-    chosen = {variant: combine_seeds(list(seeds.values())) for variant, seeds in by_seed.items()}
+            if any(_seed(other) == _seed(r) for other in by_run[str(r["variant"])]):
+                notes.append(f"{r.get('_source', r.get('run_id'))}: a rerun of {r['variant']!r} seed {_seed(r)}, "
+                             f"counted as another run")
+            by_run[str(r["variant"])].append(r)
+    chosen = {variant: combine_seeds(runs) for variant, runs in by_run.items()}
     for name, count in sorted(other.items()):
         notes.append(f"{count} record(s) at {name} scale left out (this report shows {scale} scale; "
                      f"use --scale {name} for those)")
@@ -160,6 +164,15 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
         notes.append(f"{count} record(s) run with {name} are compared in the setups table only (the other tables "
                      f"show {setup}, {why}; --gpus N picks another)")
     return scale, chosen, notes
+
+
+def _same_record(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two files of one run (a record copied), not two runs."""
+    def identity(r: Mapping[str, Any]) -> tuple:
+        return (r.get("run_id"), _seed(r), provenance_of(r)["date"], (r.get("measured") or {}).get("train_s"),
+                (r.get("final") or {}).get("top1"), (r.get("final") or {}).get("map"))
+
+    return identity(a) == identity(b)
 
 
 def _seed(record: Mapping[str, Any]) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.provenance import provenance_of
+from harness.report import comparison, stats
 from harness.suite import RunDef, SuiteDef
 
 NOT_RUN = "not run"
@@ -35,10 +36,39 @@ KIND_NAMES = {"baseline": "baseline", "multigrid": "multigrid (long + short)", "
               "short_cycle": "short cycle only"}
 
 
-SEEDS_NOTE = ("Runs with several seeds (initialisation and data order; the same videos): accuracy and train time "
-              "are means over the seeds, ± std the sample standard deviation of the accuracy, seeds how many; "
-              "speedups divide mean train times. Train top-1: the final model scored on training videos as the "
-              "validation videos are (empty where the run did not score them).")
+SEEDS_NOTE = ("Runs over several seeds (initialisation and data order; the same videos): accuracy and train time "
+              "are means over the runs, ± std the sample standard deviation of the accuracy, seeds how many runs "
+              "(every complete run counts: a rerun of a seed, which GPU kernels train a little differently, is "
+              "another run). Speedup divides mean train times; its 95% range is over the seeds both arms ran on one "
+              "card (geometric mean of per-seed ratios, t-interval on their logarithms). Train top-1: the final "
+              "model scored on training videos as the validation videos are (empty where the run did not score "
+              "them).")
+
+
+def verdict_note(margin: float) -> str:
+    """How a difference becomes a verdict word, with the margin the report was built with."""
+    return (f"Δ: this run's mean accuracy minus its baseline's, ± the half-width of Welch's 95% t-interval "
+            f"(unequal variances, Welch–Satterthwaite degrees of freedom: df; scipy.stats), over the seeds compared "
+            f"(compared: runs of this run v of the baseline, on one card where the arms' cards differ). Verdict at "
+            f"the declared margin δ = {margin:g} point(s): better where the one-sided 95% lower bound of Δ is above "
+            f"0; within δ where it is above −δ (non-inferior: the baseline's accuracy kept within δ); worse where "
+            f"the one-sided 95% upper bound is below −δ; else inconclusive, with the seeds per arm that would "
+            f"decide it at the spread observed. A side with one seed has no spread, so no interval: inconclusive "
+            f"(a top-1 of one seed a side shows, apart, the 95% half-width from its validation videos alone, "
+            f"which leaves out the spread over seeds).")
+
+
+def comparison_columns(metric: str, margin: float, full: bool = True) -> list[Column]:
+    """The accuracy comparison and speedup range columns (not `full`: the detail in the CSV only)."""
+    label = "mAP" if metric == "map" else "top-1"
+    return [Column(f"{metric}_delta", f"Δ {label}", "pct"), Column(f"{metric}_delta_interval", "± 95%", "pct"),
+            Column(f"{metric}_delta_df", "df", "float", show=full),
+            Column(f"{metric}_compared", "compared", show=full),
+            Column(f"{metric}_verdict", f"verdict (δ = {margin:g})"),
+            Column(f"{metric}_seeds_needed", "seeds/arm to decide", "int", show=full),
+            Column(f"{metric}_sampling_interval", "± 95% from videos (1 seed)", "pct", show=full),
+            Column(f"{metric}_cards", "cards", show=full),
+            Column("speedup_range", "speedup 95% (seed pairs)")]
 
 
 @dataclass(frozen=True)
@@ -130,35 +160,12 @@ def run_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
         "top1_std": (record.get("seeds") or {}).get("top1_std"),
         "map_std": (record.get("seeds") or {}).get("map_std"),
         "train_s_std": (record.get("seeds") or {}).get("train_s_std"),
+        # Per run of the seeds, aligned (see report.comparison): what intervals and same-card ratios are made of.
+        "seed_list": (record.get("seeds") or {}).get("seeds"),
+        "gpu_list": (record.get("seeds") or {}).get("gpus"),
+        "train_s_values": (record.get("seeds") or {}).get("train_s"),
+        **{f"{m}_values": (record.get("seeds") or {}).get(m) for m in ("top1", "map")},
     }
-
-
-def standard_error(row: Mapping[str, Any], metric: str = "top1") -> float | None:
-    """Standard error of a run's mean accuracy: over its seeds (sample std / √n) when it has several, else, for
-    top-1, the binomial error of one score on its validation videos, √(p(1−p)/videos). One mAP score has no such
-    formula (it ranks videos per class), so a single-seed mAP has none (None)."""
-    value, std, n = row.get(metric), row.get(f"{metric}_std"), row.get("seeds") or 1
-    if value is None:
-        return None
-    if std is not None and n >= 2:
-        return float(std) / math.sqrt(n)
-    if metric != "top1":
-        return None
-    videos = row.get("videos")
-    if not videos:
-        return None
-    p = min(max(float(value) / 100, 0.0), 1.0)
-    return 100 * math.sqrt(p * (1 - p) / int(videos))
-
-
-def difference_interval(run: Mapping[str, Any], base: Mapping[str, Any], metric: str = "top1") -> float | None:
-    """Half-width of the 95% interval of `run`'s accuracy minus `base`'s: 1.96 standard errors of the difference.
-    A top-1 has one where either side has an error (a side without one, no seeds and no videos recorded, counts
-    as 0); an mAP only where both sides have several seeds. None otherwise."""
-    run_se, base_se = standard_error(run, metric), standard_error(base, metric)
-    if (run_se is None or base_se is None) if metric != "top1" else (run_se is None and base_se is None):
-        return None
-    return 1.96 * math.hypot(run_se or 0.0, base_se or 0.0)
 
 
 def resumed_note(record: Mapping[str, Any]) -> str:
@@ -182,20 +189,23 @@ def _ratio(base: Any, value: Any) -> float | None:
     return float(base) / float(value)
 
 
-def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Iterations, FLOPs and wall-clock of `base` over this run's, and this run's accuracy minus the baseline's
-    (None without a baseline record)."""
+def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None,
+            margin: float = stats.DEFAULT_MARGIN) -> dict[str, Any]:
+    """Iterations, FLOPs and wall-clock of `base` over this run's (the speedup also over same-card seed pairs,
+    with its interval), and this run's accuracy against the baseline's (report.comparison: difference, Welch
+    interval, verdict at `margin`). Empty comparisons without a baseline record, and for the baseline itself."""
     if base is None:
-        return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None,
-                "top1_delta": None, "map_delta": None, "top1_delta_interval": None, "map_delta_interval": None}
+        return {"iteration_ratio": numbers["plan_iteration_ratio"], "speedup": None, "flops_ratio": None}
     b = run_numbers(base)
-    itself = numbers["variant"] == b["variant"]  # a baseline row: its difference is 0 by definition, no interval
+    comparisons: dict[str, Any] = {}
+    if numbers["variant"] != b["variant"]:  # a baseline row: its difference is 0 by definition, no verdict
+        comparisons.update(comparison.speedup_interval(numbers, b))
+        for m in ("top1", "map"):
+            if numbers[m] is not None and b[m] is not None:
+                comparisons.update(comparison.accuracy_comparison(numbers, b, m, margin))
     return {"iteration_ratio": _ratio(b["iterations"], numbers["iterations"]),
             "speedup": _ratio(b["train_s"], numbers["train_s"]),
-            "flops_ratio": _ratio(b["gflops"], numbers["gflops"]),
-            "top1_delta": _difference(numbers["top1"], b["top1"]), "map_delta": _difference(numbers["map"], b["map"]),
-            **{f"{m}_delta_interval": None if itself or numbers[m] is None or b[m] is None
-               else difference_interval(numbers, b, m) for m in ("top1", "map")}}
+            "flops_ratio": _ratio(b["gflops"], numbers["gflops"]), **comparisons}
 
 
 def _difference(a: Any, b: Any) -> float | None:
@@ -305,7 +315,7 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
                 continue
             numbers = run_numbers(record)
             base = baselines.get(_group(p))
-            versus = _versus(numbers, base)
+            versus = _versus(numbers, base, suite.margin)
             note = "" if base is not None else "the row's baseline has no record: no speedup"
             out.append({**paper, **numbers, **versus, "status": OK, "note": _join(note, said)})
     columns = [Column("paper_row", "paper row"), Column("variant", "our run"), Column("status", "status", show=False),
@@ -317,10 +327,12 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
                Column("paper_speedup", "paper speedup", "ratio", paper=True)]
     if metric == "map":
         columns += [Column("map", "mAP", "pct"), Column("map_std", "± std", "pct"), Column("seeds", "seeds", "int"),
-                    Column("paper_map", "paper mAP", "pct", paper=True)]
+                    Column("paper_map", "paper mAP", "pct", paper=True),
+                    *comparison_columns("map", suite.margin, full=False)]
     else:
         columns += [Column("top1", "top-1", "pct"), Column("top1_std", "± std", "pct"),
                     Column("seeds", "seeds", "int"), Column("paper_top1", "paper top-1", "pct", paper=True),
+                    *comparison_columns("top1", suite.margin, full=False),
                     Column("top5", "top-5", "pct"), Column("paper_top5", "paper top-5", "pct", paper=True),
                     Column("train_top1", "train top-1", "pct")]
     if any(_num(p.get("train_days")) is not None for p in rows):
@@ -328,7 +340,7 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
     columns += [Column("note", "note"), Column("paper_note", "paper note", paper=True, show=False)]
     notes = ("Speedup: measured training wall-clock of the row's baseline run over this run's (data wait + "
              "compute, evaluation excluded). × fewer iters / FLOPs: the baseline run's over this run's.",
-             SEEDS_NOTE)
+             SEEDS_NOTE, verdict_note(suite.margin))
     if not rows:
         notes += (f"The paper CSV has no rows for table {table_id!r}.",)
     notes += pretraining_notes(rows, assigned, chosen)
@@ -427,7 +439,7 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
         base = suite_baseline(record, suite, chosen)
         notes = [resumed_note(record)] + ([] if base is not None else
                                              ["no 1.0× baseline record of this recipe: no speedup"])
-        out.append({**row, **numbers, **_versus(numbers, base), "status": OK,
+        out.append({**row, **numbers, **_versus(numbers, base, suite.margin), "status": OK,
                     "baseline_variant": None if base is None else base.get("variant"),
                     "note": "; ".join(n for n in notes if n)})
     metric_map = any(r.get("map") is not None or r.get("paper_map") is not None for r in out)

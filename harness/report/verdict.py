@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.provenance import provenance_of
-from harness.report.tables import OK, Column, Table, difference_interval
+from harness.report import comparison, stats, tables
+from harness.report.tables import OK, Column, Table
 
 CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain at a converged setting
 
@@ -22,9 +23,24 @@ def baseline_curve(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return sorted(points, key=lambda r: r["epochs"])
 
 
+def _doubling(r: Mapping[str, Any], half: Mapping[str, Any]) -> tuple[stats.Difference, str]:
+    """What doubling `half`'s epochs to `r`'s gained (Welch over the seeds of each) and how it meets the rule."""
+    gain = stats.welch_difference(r.get("top1_values") or [r["top1"]], half.get("top1_values") or [half["top1"]])
+    if gain.upper is not None and gain.upper <= CONVERGED_GAIN:
+        rule = "≤ 3: shown"
+    elif gain.lower is not None and gain.lower > CONVERGED_GAIN:
+        rule = "> 3: shown"
+    elif gain.delta <= CONVERGED_GAIN:
+        rule = "≤ 3 by the point estimate only"
+    else:
+        rule = "> 3 by the point estimate only"
+    return gain, rule.replace("3", f"{CONVERGED_GAIN:g}")
+
+
 def convergence_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
-    """Baseline top-1 (validation and training) against epochs, with what each doubling gained; None with fewer
-    than two settings."""
+    """Baseline top-1 (validation and training) against epochs, with what each doubling gained (Welch's interval
+    over the seeds of both settings) and whether that meets the convergence rule; None with fewer than two
+    settings."""
     curve = baseline_curve(rows)
     if len(curve) < 2:
         return None
@@ -32,35 +48,56 @@ def convergence_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
     out = []
     for r in curve:
         half = by_epochs.get(r["epochs"] / 2)
+        gain, rule = _doubling(r, half) if half is not None else (None, "")
         out.append({"epochs": r["epochs"], "variant": r["variant"], "top1": r["top1"], "top1_std": r.get("top1_std"),
                     "seeds": r.get("seeds"), "train_top1": r.get("train_top1"),
                     "gap": None if r.get("train_top1") is None else r["train_top1"] - r["top1"],
-                    "gain": None if half is None else r["top1"] - half["top1"], "train_s": r.get("train_s")})
+                    "gain": None if gain is None else gain.delta,
+                    "gain_interval": None if gain is None else gain.half_width,
+                    "gain_upper": None if gain is None else gain.upper, "rule": rule,
+                    "train_s": r.get("train_s")})
     columns = (Column("epochs", "epochs", "int"), Column("variant", "run"), Column("top1", "val top-1", "pct"),
                Column("top1_std", "± std", "pct"), Column("seeds", "seeds", "int"),
                Column("train_top1", "train top-1", "pct"), Column("gap", "train − val", "pct"),
-               Column("gain", "gain over half the epochs", "pct"), Column("train_s", "train time", "seconds"))
+               Column("gain", "gain over half the epochs", "pct"), Column("gain_interval", "± 95%", "pct"),
+               Column("gain_upper", "one-sided 95% upper bound", "pct"),
+               Column("rule", f"doubling gains ≤ {CONVERGED_GAIN:g} points"),
+               Column("train_s", "train time", "seconds"))
     return Table("convergence", "Convergence of the baseline: top-1 against epochs", columns, tuple(out),
                  (convergence_sentence(rows),))
 
 
 def convergence_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Which epoch setting the rule 'doubling the epochs gains at most 3 points' picks, from the runs made."""
+    """Which epoch setting the rule 'doubling the epochs gains at most 3 points' picks, from the runs made, with
+    the uncertainty of each doubling: shown where the one-sided 95% upper bound of the gain is ≤ 3 points."""
     curve = baseline_curve(rows)
     by_epochs = {r["epochs"]: r for r in curve}
-    gains = [(r["epochs"] / 2, r["epochs"], r["top1"] - by_epochs[r["epochs"] / 2]["top1"])
-             for r in curve if r["epochs"] / 2 in by_epochs]
-    if not gains:
+    doublings = [(r["epochs"] / 2, r["epochs"], *_doubling(r, by_epochs[r["epochs"] / 2]))
+                 for r in curve if r["epochs"] / 2 in by_epochs]
+    if not doublings:
         return "No two baseline runs an epoch doubling apart: convergence cannot be judged yet."
-    steps = "; ".join(f"{a:g}→{b:g} epochs {g:+.1f}" for a, b, g in gains)
-    met = [a for a, _, g in gains if g <= CONVERGED_GAIN]
-    if met:
-        return (f"Doubling the baseline's epochs gains {steps} points of validation top-1: the smallest setting "
-                f"whose doubling gains ≤ {CONVERGED_GAIN:g} points is {min(met):g} epochs.")
-    longest = max(b for _, b, _ in gains)
-    return (f"Doubling the baseline's epochs gains {steps} points of validation top-1: no setting run so far "
-            f"meets the ≤ {CONVERGED_GAIN:g}-point rule; the converged setting is {longest:g} epochs or more "
-            f"({longest:g}→{2 * longest:g} not run).")
+
+    def gained(a: float, b: float, gain: stats.Difference) -> str:
+        spread = (f" ± {gain.half_width:.1f}" if gain.has_interval else
+                  f", {gain.n_run} v {gain.n_base} seeds: no interval")
+        return f"{a:g}→{b:g} epochs {gain.delta:+.1f}{spread}"
+
+    steps = "; ".join(gained(a, b, g) for a, b, g, _ in doublings)
+    rule = f"≤ {CONVERGED_GAIN:g} points"
+    shown = [a for a, _, g, _ in doublings if g.upper is not None and g.upper <= CONVERGED_GAIN]
+    point = [a for a, _, g, _ in doublings if g.delta <= CONVERGED_GAIN]
+    head = f"Doubling the baseline's epochs gains {steps} points of validation top-1 (95% intervals). "
+    if shown:
+        return head + (f"The smallest setting whose doubling is shown to gain {rule} (one-sided 95% upper bound) is "
+                       f"{min(shown):g} epochs.")
+    if point:
+        return head + (f"The smallest setting whose doubling gains {rule} is {min(point):g} epochs, by the point "
+                       f"estimate only: no doubling is shown to gain {rule} at the one-sided 95% bound, so "
+                       f"convergence at {min(point):g} epochs is not yet shown (more seeds of both settings would "
+                       f"show it or not).")
+    longest = max(b for _, b, _, _ in doublings)
+    return head + (f"No setting run so far meets the {rule} rule; the converged setting is {longest:g} epochs or "
+                   f"more ({longest:g}→{2 * longest:g} not run).")
 
 
 def _profile_gpu(profile: Mapping[str, Any]) -> str | None:
@@ -78,22 +115,53 @@ def _profile_speedups(profiles: Sequence[Mapping[str, Any]], scale: str | None,
     return {}, None
 
 
+def _seed_points(row: Mapping[str, Any], metric: str = "top1") -> list[tuple[float, float]]:
+    """A row's seeds as (training seconds, accuracy), the seeds without a time (another card's) left out."""
+    times = row.get("train_s_values") or [row.get("train_s")]
+    scores = row.get(f"{metric}_values") or [row.get(metric)]
+    return [(float(t), float(a)) for t, a in zip(times, scores)
+            if isinstance(t, (int, float)) and t > 0 and isinstance(a, (int, float))]
+
+
+def equal_accuracy(row: Mapping[str, Any], curve: Sequence[Mapping[str, Any]]) -> stats.EqualAccuracy | None:
+    """The baseline's time to this run's top-1 on its time–accuracy curve over the run's time, bootstrapped over
+    seeds (None where the curve has fewer than two timed lengths)."""
+    points = [p for p in (_seed_points(r) for r in curve) if p]
+    ours = _seed_points(row)
+    return stats.equal_accuracy_speedup(points, ours) if len(points) >= 2 and ours else None
+
+
+def equal_accuracy_text(result: stats.EqualAccuracy | None) -> str:
+    """'2.10× [1.80, 2.60]', '≤ 0.90× […]' or '∞ (never reached)'."""
+    if result is None:
+        return ""
+    if result.bound == "never":
+        return "∞: no baseline run reaches it"
+
+    def x(v: float) -> str:
+        return "∞" if v == float("inf") else f"{v:.2f}"
+
+    prefix = "≤ " if result.bound == "at most" else ""
+    return f"{prefix}{result.value:.2f}× [{x(result.low)}, {x(result.high)}]"
+
+
 def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any] | None,
                   profiles: Sequence[Mapping[str, Any]] = (), scale: str | None = None,
-                  gpu: str | None = None, run_gpus: Mapping[str, Sequence[str]] | None = None) -> Table | None:
+                  gpu: str | None = None, run_gpus: Mapping[str, Sequence[str]] | None = None,
+                  margin: float = stats.DEFAULT_MARGIN) -> Table | None:
     """Every run against its 1.0× baseline (the row's `baseline_variant`: the baseline of its recipe, model,
-    pre-training, clip length and crop; else `baseline`, the suite's): accuracy difference with its 95% interval
-    (±1.96 standard errors of the difference), whether that keeps the baseline's accuracy, the measured speedup and the
-    compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
-    from it exists; the note says when the bound comes from another card). Scored in top-1, or in mAP where the
-    baseline has no top-1 (Charades); a single-seed mAP has no interval, so whether it keeps the baseline's
-    accuracy is left open there."""
+    pre-training, clip length and crop; else `baseline`, the suite's): the accuracy difference with Welch's 95%
+    interval and its verdict word at the margin (report.comparison), the measured speedup with its range over
+    same-card seed pairs, the speedup at equal accuracy where the suite has the baseline at several lengths, and
+    the compute-only bound `harness profile` predicts for the same shapes (on the runs' card `gpu` where a profile
+    from it exists). Scored in top-1, or in mAP where the baseline has no top-1 (Charades)."""
     metric = "top1" if baseline is not None and baseline.get("top1") is not None else "map"
     if baseline is None or baseline.get(metric) is None:
         return None
     label = "top-1" if metric == "top1" else "mAP"
     bound, bound_gpu = _profile_speedups(profiles, scale, gpu)
     by_variant = {r.get("variant"): r for r in rows if r.get("status") == OK}
+    curve = baseline_curve(rows) if metric == "top1" else []
     out = []
     for r in rows:
         # A runs-table row names its own baseline (None: no record of it, so no comparison); other rows take the
@@ -102,23 +170,36 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         if (r.get("status") != OK or r.get(metric) is None or own is None or own.get(metric) is None
                 or r.get("variant") == own["variant"]):  # a baseline is not judged against itself
             continue
-        interval = difference_interval(r, own, metric)
-        delta = r[metric] - own[metric]
-        keeps = "" if interval is None else "yes" if delta >= -interval else "no"
+        compared = comparison.accuracy_comparison(r, own, metric, margin)
+        speed = comparison.speedup_interval(r, own)
         predicted = bound.get(str(r.get("variant")))
+        equal = equal_accuracy(r, curve) if len(curve) >= 2 and r.get("method") != "baseline" else None
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
-                    "score": r[metric], "delta": delta, "interval": interval,
-                    "keeps": keeps, "against": own["variant"],
-                    "speedup": r.get("speedup"), "bound": predicted,
+                    "score": r[metric], "delta": compared[f"{metric}_delta"],
+                    "interval": compared[f"{metric}_delta_interval"], "df": compared[f"{metric}_delta_df"],
+                    "lower": compared[f"{metric}_delta_lower"], "compared": compared[f"{metric}_compared"],
+                    "verdict": compared[f"{metric}_verdict"], "seeds_needed": compared[f"{metric}_seeds_needed"],
+                    "sampling_interval": compared[f"{metric}_sampling_interval"],
+                    "cards": compared[f"{metric}_cards"], "against": own["variant"],
+                    "speedup": r.get("speedup"), "speedup_range": speed["speedup_range"],
+                    "speedup_low": speed["speedup_low"], "speedup_high": speed["speedup_high"],
+                    "equal_accuracy": None if equal is None else equal.value,
+                    "equal_accuracy_text": equal_accuracy_text(equal),
+                    "bound": predicted,
                     "of_bound": None if not (predicted and r.get("speedup")) else r["speedup"] / predicted,
                     "gpus": ", ".join(sorted(set((run_gpus or {}).get(str(r["variant"]), ()))))})
     columns = (Column("variant", "run"), Column("epochs_x", "epochs ×", "float"), Column("seeds", "seeds", "int"),
                Column("score", label, "pct"),
                *((Column("against", "baseline"),) if len({r["against"] for r in out}) > 1 else ()),
-               Column("delta", f"Δ {label} vs baseline", "pct"),
-               Column("interval", "± 95%", "pct"), Column("keeps", "keeps the baseline's accuracy"),
-               Column("speedup", "measured speedup", "ratio"), Column("bound", "compute-only bound", "ratio"),
-               Column("of_bound", "measured / bound", "share"),
+               Column("delta", f"Δ {label} vs baseline", "pct"), Column("interval", "± 95%", "pct"),
+               Column("df", "df", "float"), Column("lower", "one-sided 95% lower bound", "pct"),
+               Column("compared", "compared"), Column("verdict", f"verdict (δ = {margin:g})"),
+               Column("seeds_needed", "seeds/arm to decide", "int"),
+               Column("sampling_interval", "± 95% from videos (1 seed)", "pct"), Column("cards", "cards"),
+               Column("speedup", "measured speedup", "ratio"), Column("speedup_range", "speedup 95% (seed pairs)"),
+               *((Column("equal_accuracy_text", "speedup at equal accuracy [95%]"),)
+                 if any(r["equal_accuracy_text"] for r in out) else ()),
+               Column("bound", "compute-only bound", "ratio"), Column("of_bound", "measured / bound", "share"),
                *((Column("gpus", "trained on"),) if len({g for gs in (run_gpus or {}).values() for g in gs}) > 1
                  else ()))
     named = {r["against"] for r in out}
@@ -128,13 +209,15 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
     else:
         only = by_variant.get(next(iter(named)), baseline) if named else baseline
         against = f"Against {only['variant']} ({only[metric]:.1f}% {label}, {only.get('seeds') or 1} seed(s))"
-    notes = (f"{against}. A run keeps the baseline's accuracy when its difference is above −1.96 standard errors of "
-             "the difference (over seeds where a run has several, else from its validation videos"
-             + ("" if metric == "top1" else "; one mAP score has no error from its videos, so with one seed the "
-                "question stays open") + "). Compute-only "
-             "bound: the speedup `harness profile` predicts from timed steps of the same shapes on random clips "
-             "(no data, no graph capture), on the GPU of the profile record"
-             + (f" ({bound_gpu})" if bound_gpu else "") + "."
+    equal_note = (" Speedup at equal accuracy: the time the plain baseline needs to reach this run's top-1 on its "
+                  "time–accuracy curve (its runs at several epoch settings, linear between their mean points) over "
+                  "this run's time, as time-to-result benchmarks compare (AlgoPerf, MLPerf); ≤ where even its "
+                  "shortest run reaches it, ∞ where none does; the 95% range is the 2.5–97.5 percentiles of "
+                  "2,000 bootstrap resamples of every point's seeds." if any(r["equal_accuracy_text"] for r in out)
+                  else "")
+    notes = (f"{against}. {tables.verdict_note(margin)}{equal_note} Compute-only bound: the speedup `harness "
+             "profile` predicts from timed steps of the same shapes on random clips (no data, no graph capture), on "
+             "the GPU of the profile record" + (f" ({bound_gpu})" if bound_gpu else "") + "."
              + _cards_note(out, bound_gpu, gpu),)
     return Table("verdict", "Verdict per run: accuracy kept, at what speedup", columns, tuple(out), notes)
 

@@ -377,10 +377,11 @@ def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     lines = (out / "overview.md").read_text().splitlines()
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines if line.startswith("| 1")]
     default_1a = [r for r in rows if r[:2] == ["1a", "4-shape (default)"]]
-    assert len(default_1a) == 1 and default_1a[0][5] == "3.00×" and default_1a[0][6] == "+0.0 (1)"
+    assert len(default_1a) == 1 and default_1a[0][5] == "3.00×" and default_1a[0][7] == "+0.0 (1 v 1)"
+    assert default_1a[0][6] == "3.00× (1 pair)" and default_1a[0][8] == "inconclusive"  # one seed a side
     long_only = next(r for r in rows if r[:2] == ["1b", "1-shape (long cycle only)"])
     assert long_only[3] == "4.20×" and long_only[4] == "1.87× (eager)" and long_only[5] == ""
-    assert long_only[7] == "-1.1"  # the paper's 74.5 against its baseline's 75.6
+    assert long_only[9] == "-1.1"  # the paper's 74.5 against its baseline's 75.6
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)  # 1a before 1b
     assert "Every paper table in one place" in (out / "index.html").read_text()
     assert "on one Card X" in lines[-1]

@@ -13,9 +13,10 @@ import pytest
 
 from harness import reproduce as rep
 from harness.config import compose
+from harness.report import verdict
 from harness.report.inputs import load_records, select_records
 from harness.report.overview import overview_cells, overview_rows
-from harness.report.tables import paper_table, runs_table, standard_error
+from harness.report.tables import paper_table, runs_table
 from harness.report.verdict import convergence_sentence, ordering_sentences, verdict_table
 from harness.results import record_path, recorded, reuse_record, same_run_elsewhere
 from tests.unit.test_report_tables import PAPER, SUITE, make_record
@@ -28,36 +29,52 @@ def seeded(variant: str, seed: int, top1: float, train_s: float, **kw) -> dict:
     return record
 
 
-def test_seeds_of_a_run_become_mean_and_std_and_speedup_divides_mean_times():
+def test_seeds_of_a_run_become_mean_and_std_and_a_rerun_counts_as_another_run():
     records = [seeded("baseline", s, top1, t, kind="baseline") for s, top1, t in
                ((0, 90.0, 100.0), (1, 92.0, 110.0), (2, 94.0, 90.0))]
     records += [seeded("multigrid", 0, 80.0, 40.0), seeded("multigrid", 1, 84.0, 60.0)]
-    records.append(seeded("multigrid", 1, 10.0, 1.0, date="2025-01-01T00:00:00+00:00"))  # an older seed-1 record
+    records.append(seeded("multigrid", 1, 82.0, 50.0, date="2025-01-01T00:00:00+00:00"))  # seed 1 run again
     _, chosen, notes = select_records(SUITE, records)
     base, mg = chosen["baseline"], chosen["multigrid"]
     assert base["final"]["top1"] == pytest.approx(92.0) and base["seeds"]["top1_std"] == pytest.approx(2.0)
     assert base["seeds"]["n"] == 3 and base["seeds"]["seeds"] == [0, 1, 2]
-    assert mg["seeds"]["n"] == 2 and mg["final"]["top1"] == pytest.approx(82.0)
-    assert any("older record of 'multigrid' (seed 1)" in n for n in notes)
+    assert mg["seeds"]["n"] == 3 and mg["seeds"]["seeds"] == [0, 1, 1] and mg["final"]["top1"] == pytest.approx(82.0)
+    assert any("a rerun of 'multigrid' seed 1, counted as another run" in n for n in notes)
     row = next(r for r in paper_table("1a", SUITE, chosen, PAPER).rows if r.get("variant") == "multigrid")
     assert row["speedup"] == pytest.approx(100.0 / 50.0)
-    assert row["seeds"] == 2 and row["top1_std"] == pytest.approx(2 ** 0.5 * 2)
+    assert row["seeds"] == 3 and row["top1_std"] == pytest.approx(2.0)
+    # The same file twice is one run.
+    _, again, notes = select_records(SUITE, [*records, dict(records[-1])])
+    assert again["multigrid"]["seeds"]["n"] == 3 and any("counted once" in n for n in notes)
 
 
-def test_the_overview_gives_each_difference_its_95_percent_interval_and_the_baseline_none():
+def _welch(a, b):
+    """Welch's interval written out from its definition, independently of the harness."""
+    from statistics import mean, variance
+
+    from scipy.stats import t
+    va, vb = variance(a) / len(a), variance(b) / len(b)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return mean(a) - mean(b), t.ppf(0.975, df) * math.sqrt(va + vb), df
+
+
+def test_every_difference_gets_welchs_interval_and_the_overview_its_verdict():
     records = [seeded("baseline", s, top1, 100.0, kind="baseline") for s, top1 in ((0, 90.0), (1, 92.0), (2, 94.0))]
     records += [seeded("multigrid", 0, 80.0, 40.0), seeded("multigrid", 1, 84.0, 60.0)]
     _, chosen, _ = select_records(SUITE, records)
     table = paper_table("1a", SUITE, chosen, PAPER)
     rows = {r["variant"]: r for r in table.rows if r.get("variant")}
-    # std 2.0 over 3 seeds against std 2√2 over 2 seeds
-    interval = 1.96 * math.hypot(2.0 / math.sqrt(3), 2.0)
-    assert rows["multigrid"]["top1_delta_interval"] == pytest.approx(interval)
-    assert rows["baseline"]["top1_delta_interval"] is None  # its difference to itself is 0 by definition
+    delta, half, df = _welch([80.0, 84.0], [90.0, 92.0, 94.0])
+    assert rows["multigrid"]["top1_delta"] == pytest.approx(delta)
+    assert rows["multigrid"]["top1_delta_interval"] == pytest.approx(half)
+    assert rows["multigrid"]["top1_delta_df"] == pytest.approx(df) and 1 < df < 3
+    assert half > 1.96 * math.hypot(2.0 / math.sqrt(3), 2.0)  # wider than the normal approximation
+    assert rows["multigrid"]["top1_verdict"] == "worse"  # −10 points, the upper bound far below −1
+    assert rows["baseline"].get("top1_delta_interval") is None  # its difference to itself is 0 by definition
     cells, note = overview_cells(overview_rows("s", "smoke", [table], []))
     by_run = {c[2]: c for c in cells}
-    assert by_run["multigrid"][6] == f"-10.0 ± {interval:.1f} (2)" and by_run["baseline"][6] == "+0.0 (3)"
-    assert "1.96 standard errors" in note
+    assert by_run["multigrid"][7] == f"-10.0 ± {half:.1f} (2 v 3)" and by_run["multigrid"][8] == "worse"
+    assert by_run["baseline"][7] == "" and "Welch" in note and "δ = 1 point(s)" in note
 
 
 def test_only_the_seeds_of_a_runs_newest_settings_are_averaged():
@@ -74,37 +91,61 @@ def test_only_the_seeds_of_a_runs_newest_settings_are_averaged():
     assert any("'multigrid' with other settings" in n for n in notes)
 
 
-def test_one_seed_has_no_std_and_its_error_comes_from_the_validation_videos():
-    _, chosen, _ = select_records(SUITE, [seeded("baseline", 0, 50.0, 10.0, kind="baseline")])
-    row = runs_table(SUITE, chosen, PAPER).rows[0]
+def test_one_seed_a_side_has_no_interval_and_shows_the_validation_videos_error_apart():
+    records = [seeded("baseline", 0, 50.0, 10.0, kind="baseline"), seeded("multigrid", 0, 60.0, 5.0)]
+    _, chosen, _ = select_records(SUITE, records)
+    row = next(r for r in runs_table(SUITE, chosen, PAPER).rows if r["variant"] == "multigrid")
     assert row["seeds"] == 1 and row["top1_std"] is None
-    assert standard_error(row) == pytest.approx(100 * (0.25 / 2000) ** 0.5)
-    assert standard_error({"top1": 80.0, "top1_std": 3.0, "seeds": 4}) == pytest.approx(1.5)
+    assert row["top1_delta_interval"] is None and row["top1_verdict"] == "inconclusive"
+    # 1.96 √(p(1−p)/n) over both sides' 2,000 validation videos
+    binomial = 100 * 1.959964 * math.sqrt(0.25 / 2000 + 0.24 / 2000)
+    assert row["top1_sampling_interval"] == pytest.approx(binomial, rel=1e-5)
 
 
 def _runs(*points):
-    """Runs-table rows: (method, epochs, epochs_x, top1, train_s)."""
-    return [{"status": "ok", "kind": "baseline" if m == "baseline" else "multigrid", "method": m, "epochs": e,
-             "epochs_x": x, "variant": f"{m}_{x}", "top1": a, "train_s": t, "videos": 2000, "seeds": 1}
-            for m, e, x, a, t in points]
+    """Runs-table rows: (method, epochs, epochs_x, top1, train_s), top1 a score or a list of the seeds' scores."""
+    rows = []
+    for m, e, x, a, t in points:
+        scores = list(a) if isinstance(a, (list, tuple)) else [a]
+        rows.append({"status": "ok", "kind": "baseline" if m == "baseline" else "multigrid", "method": m,
+                     "epochs": e, "epochs_x": x, "variant": f"{m}_{x}", "top1": sum(scores) / len(scores),
+                     "top1_values": scores, "train_s": t, "train_s_values": [t] * len(scores),
+                     "seed_list": list(range(len(scores))), "gpu_list": ["H200"] * len(scores), "videos": 2000,
+                     "seeds": len(scores)})
+    return rows
 
 
-def test_convergence_rule_picks_the_smallest_setting_whose_doubling_gains_at_most_3_points():
+def test_convergence_rule_is_shown_only_where_the_gains_upper_bound_meets_it():
     rows = _runs(("baseline", 10, 0.25, 40.0, 10), ("baseline", 20, 0.5, 70.0, 20), ("baseline", 40, 1.0, 80.0, 40),
                  ("baseline", 80, 2.0, 82.5, 80))
-    assert "smallest setting whose doubling gains ≤ 3 points is 40 epochs" in convergence_sentence(rows)
-    rows[-1]["top1"] = 90.0
+    sentence = convergence_sentence(rows)
+    assert "gains ≤ 3 points is 40 epochs, by the point estimate only" in sentence and "no interval" in sentence
+    rows[2:] = _runs(("baseline", 40, 1.0, [79.8, 80.0, 80.2], 40), ("baseline", 80, 2.0, [81.0, 81.2, 81.4], 80))
+    sentence = convergence_sentence(rows)
+    assert "shown to gain ≤ 3 points (one-sided 95% upper bound) is 40 epochs" in sentence
+    assert "40→80 epochs +1.2 ± 0.5" in sentence
+    table = verdict.convergence_table(rows)
+    assert [r["rule"] for r in table.rows][-1] == "≤ 3: shown" and table.rows[-1]["gain_upper"] < 3
+    rows[-1].update(top1=90.0, top1_values=[89.8, 90.0, 90.2])
     assert "80 epochs or more (80→160 not run)" in convergence_sentence(rows)
 
 
-def test_verdict_table_says_whether_a_run_keeps_the_baselines_accuracy():
-    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("mg", 60, 1.5, 79.0, 40), ("mg", 40, 1.0, 70.0, 25))
+def test_verdict_words_follow_the_margin_rule():
+    # Spreads small against the 1-point margin: each run's interval sits clearly on one side of −δ or 0.
+    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40),
+                 ("mg", 40, 1.0, [70.0, 70.5, 69.5], 25), ("mg", 80, 2.0, [82.0, 82.3, 81.7], 50),
+                 ("mg", 30, 0.75, [79.0, 81.0, 75.0], 20))
     rows[1]["speedup"], rows[2]["speedup"] = 2.5, 4.0
     profile = {"scale": "proxy", "runs": [{"variant": "mg_1.5", "predicted_speedup": 2.5}]}
     table = verdict_table(rows, rows[0], [profile], "proxy")
-    kept, lost = table.rows
-    assert kept["keeps"] == "yes" and kept["of_bound"] == pytest.approx(1.0)  # −1 point is within ±2.5
-    assert lost["keeps"] == "no" and lost["bound"] is None
+    kept, lost, better, noisy = table.rows
+    assert kept["verdict"] == "within δ" and kept["lower"] > -1 and kept["of_bound"] == pytest.approx(1.0)
+    assert lost["verdict"] == "worse" and lost["bound"] is None
+    assert better["verdict"] == "better" and better["lower"] > 0
+    assert noisy["verdict"] == "inconclusive" and noisy["seeds_needed"] > 3
+    assert "δ = 1 point(s)" in table.notes[0] and "Welch" in table.notes[0]
+    # A wider margin turns the noisy run's open question into one the margin decides.
+    assert verdict_table(rows, rows[0], margin=10.0).rows[3]["verdict"] == "within δ"
 
     def on(gpu, speedup):
         return {"scale": "proxy", "provenance": {"hardware": {"gpu": gpu}},
@@ -118,20 +159,56 @@ def test_verdict_table_says_whether_a_run_keeps_the_baselines_accuracy():
 
 
 def test_verdict_table_scores_map_suites_and_leaves_a_single_seed_undecided():
-    # Charades: the runs table has mAP and no top-1. One seed's mAP has no error from its videos, so whether a
-    # run keeps the baseline's accuracy stays open; with seeds the spread decides, as for top-1.
-    rows = [{**r, "map": r.pop("top1")} | {"top1": None} for r in
+    # Charades: the runs table has mAP and no top-1. A side of one seed has no spread: the question stays open.
+    rows = [{**r, "map": r.pop("top1"), "map_values": r.pop("top1_values")} | {"top1": None} for r in
             _runs(("baseline", 40, 1.0, 30.0, 100), ("mg", 60, 1.5, 23.0, 40))]
     table = verdict_table(rows, rows[0])
     (row,) = table.rows
     assert row["score"] == 23.0 and row["delta"] == pytest.approx(-7.0)
-    assert row["keeps"] == "" and row["interval"] is None and "mAP" in table.notes[0]
+    assert row["verdict"] == "inconclusive" and row["interval"] is None and row["sampling_interval"] is None
     assert [c.label for c in table.columns][3:5] == ["mAP", "Δ mAP vs baseline"]
-    rows[0].update(seeds=3, map_std=0.5)  # the run's own error still unknown: still open
-    assert verdict_table(rows, rows[0]).rows[0]["keeps"] == ""
-    rows[1].update(seeds=3, map_std=1.0)
+    rows[0].update(map_values=[29.5, 30.0, 30.5], seed_list=[0, 1, 2], gpu_list=["H200"] * 3)
+    assert verdict_table(rows, rows[0]).rows[0]["verdict"] == "inconclusive"  # the run's spread still unknown
+    rows[1].update(map_values=[22.0, 23.0, 24.0], seed_list=[0, 1, 2], gpu_list=["H200"] * 3)
     (row,) = verdict_table(rows, rows[0]).rows
-    assert row["keeps"] == "no" and row["interval"] == pytest.approx(1.96 * math.hypot(0.5, 1.0) / math.sqrt(3))
+    _delta, half, df = _welch([22.0, 23.0, 24.0], [29.5, 30.0, 30.5])
+    assert row["verdict"] == "worse" and row["interval"] == pytest.approx(half) and row["df"] == pytest.approx(df)
+
+
+def test_accuracy_is_compared_on_one_card_where_the_arms_cards_differ():
+    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 70.0, 70.0], 40))
+    rows[1]["gpu_list"] = ["H200", "H100", "H100"]  # seeds 1 and 2 on a card the baseline never ran on
+    (row,) = verdict_table(rows, rows[0]).rows
+    assert row["compared"] == "1 v 3 on H200" and row["verdict"] == "inconclusive" and row["interval"] is None
+    assert "compared on H200 alone" in row["cards"] and "all seeds: -6.73" in row["cards"]
+    rows[0]["gpu_list"] = ["H200", "H100", "H100"]  # the same mix in both arms: every seed counts
+    (row,) = verdict_table(rows, rows[0]).rows
+    assert row["compared"] == "3 v 3" and row["cards"] == "both arms on H100 ×2, H200 ×1"
+
+
+def test_speedup_has_an_interval_over_same_card_seed_pairs():
+    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40))
+    rows[0]["train_s_values"], rows[1]["train_s_values"] = [100.0, 110.0, 90.0], [40.0, 50.0, 45.0]
+    rows[1]["gpu_list"] = ["H200", "H200", "H100"]  # seed 2's card has no baseline seed 2: no pair
+    (row,) = verdict_table(rows, rows[0]).rows
+    ratios = [100 / 40, 110 / 50]
+    logs = [math.log(r) for r in ratios]
+    from scipy.stats import t
+    half = t.ppf(0.975, 1) * abs(logs[0] - logs[1]) / math.sqrt(2) / math.sqrt(2)
+    centre = sum(logs) / 2
+    assert row["speedup_range"] == f"{math.exp(centre - half):.2f}–{math.exp(centre + half):.2f}× (2 pairs)"
+
+
+def test_speedup_at_equal_accuracy_reads_the_baselines_time_accuracy_curve():
+    rows = _runs(("baseline", 20, 0.5, [60.0, 61.0], 50), ("baseline", 40, 1.0, [80.0, 81.0], 100),
+                 ("mg", 60, 1.5, [70.5, 70.5], 25), ("mg", 80, 2.0, [90.0, 90.0], 30),
+                 ("mg", 10, 0.25, [50.0, 50.0], 10))
+    shorter, middle, above, below = verdict_table(rows, rows[1]).rows
+    assert shorter["equal_accuracy_text"] == ""  # the curve itself
+    # 70.5 sits halfway between the baseline's 60.5 at 50 s and 80.5 at 100 s: 75 s over the run's 25 s
+    assert middle["equal_accuracy"] == pytest.approx(3.0) and middle["equal_accuracy_text"].startswith("3.00× [")
+    assert above["equal_accuracy_text"] == "∞: no baseline run reaches it"
+    assert below["equal_accuracy_text"].startswith("≤ 5.00×")  # even the shortest baseline run is ahead
 
 
 def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_time():
@@ -355,7 +432,7 @@ def test_verdict_compares_each_run_with_its_own_baseline():
     table = verdict_table(rows, rows[0])
     (row,) = table.rows
     assert row["variant"] == "t16_mg_1.5" and row["against"] == "t16_baseline_1.0"
-    assert row["delta"] == pytest.approx(-1.0) and row["keeps"] == "yes"
+    assert row["delta"] == pytest.approx(-1.0) and row["verdict"] == "inconclusive"  # one seed a side
     assert "against" not in [c.key for c in table.columns]
     assert table.notes[0].startswith("Against t16_baseline_1.0 (70.0%")
     rows[3]["baseline_variant"] = "baseline_1.0"  # two baselines in the table: each row names its own
