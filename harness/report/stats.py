@@ -50,21 +50,29 @@ def _half_width(se: float, df: float, level: float) -> float:
     return float(stats.t.ppf(0.5 + level / 2, df)) * se
 
 
+def combination_interval(terms: Sequence[tuple[float, Sequence[float]]]) -> Difference:
+    """Σ cᵢ·mean(xᵢ) over independent samples with its t-interval: variance Σ cᵢ²·sᵢ²/nᵢ, degrees of freedom by
+    Welch–Satterthwaite (Welch's interval is the case 1·run − 1·base; a point against a baseline curve
+    interpolated between two of its runs is another). No interval where a sample with a weight has one value."""
+    terms = [(float(c), [float(v) for v in xs]) for c, xs in terms if c != 0]
+    value = float(sum(c * np.mean(xs) for c, xs in terms))
+    counts = [len(xs) for _, xs in terms]
+    n_first, n_rest = (counts[0], min(counts[1:])) if len(counts) > 1 else (counts[0], counts[0])
+    if min(counts) < 2:
+        return Difference(value, n_first, n_rest)
+    parts = [c * c * np.var(xs, ddof=1) / len(xs) for c, xs in terms]
+    se = math.sqrt(sum(parts))
+    if se == 0.0:  # identical scores within each sample: no spread, the value is exact
+        return Difference(value, n_first, n_rest, 0.0, math.inf, value, value)
+    df = float(sum(parts) ** 2 / sum(v * v / (len(xs) - 1) for v, (_, xs) in zip(parts, terms)))
+    one_sided = _half_width(se, df, 1 - 2 * (1 - LEVEL))  # the one-sided 95% bound is the 90% interval's end
+    return Difference(value, n_first, n_rest, _half_width(se, df, LEVEL), df, value - one_sided, value + one_sided)
+
+
 def welch_difference(run: Sequence[float], base: Sequence[float]) -> Difference:
     """mean(run) − mean(base) with Welch's t-interval: unequal variances, Welch–Satterthwaite degrees of freedom,
     the t quantile from SciPy."""
-    run, base = [float(v) for v in run], [float(v) for v in base]
-    delta = float(np.mean(run) - np.mean(base))
-    if len(run) < 2 or len(base) < 2:
-        return Difference(delta, len(run), len(base))
-    var_run, var_base = np.var(run, ddof=1) / len(run), np.var(base, ddof=1) / len(base)
-    se = math.sqrt(var_run + var_base)
-    if se == 0.0:  # identical scores within each arm: no spread, the difference is exact
-        return Difference(delta, len(run), len(base), 0.0, math.inf, delta, delta)
-    df = float((var_run + var_base) ** 2 / (var_run ** 2 / (len(run) - 1) + var_base ** 2 / (len(base) - 1)))
-    one_sided = _half_width(se, df, 1 - 2 * (1 - LEVEL))  # the one-sided 95% bound is the 90% interval's end
-    return Difference(delta, len(run), len(base), _half_width(se, df, LEVEL), df, delta - one_sided,
-                      delta + one_sided)
+    return combination_interval([(1.0, run), (-1.0, base)])
 
 
 def verdict_word(diff: Difference, margin: float = DEFAULT_MARGIN) -> str:

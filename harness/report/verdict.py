@@ -235,38 +235,52 @@ def _cards_note(rows: Sequence[Mapping[str, Any]], bound_gpu: str | None, gpu: s
             f"recorded." if gpu and bound_gpu != gpu else "")
 
 
-def _interpolate(curve: Sequence[Mapping[str, Any]], seconds: float) -> float | None:
-    """The baseline curve's top-1 at `seconds` of training (linear between its runs; None outside them)."""
-    pts = sorted((float(r["train_s"]), float(r["top1"])) for r in curve if r.get("train_s"))
-    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+def _above_curve(curve: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> stats.Difference | None:
+    """The row's top-1 minus the baseline curve's at the row's training time (linear between the two baseline runs
+    around it), with its interval over the seeds of the row and of both runs; None outside the curve's times."""
+    points = sorted((r for r in curve if r.get("train_s")), key=lambda r: float(r["train_s"]))
+    seconds = float(row["train_s"])
+    for left, right in itertools.pairwise(points):
+        x0, x1 = float(left["train_s"]), float(right["train_s"])
         if x0 <= seconds <= x1:
-            return y0 + (y1 - y0) * (seconds - x0) / (x1 - x0)
+            w = (seconds - x0) / (x1 - x0)
+            return stats.combination_interval([(1.0, _scores(row)), (-(1 - w), _scores(left)), (-w, _scores(right))])
     return None
 
 
+def _scores(row: Mapping[str, Any]) -> list[float]:
+    return list(row.get("top1_values") or [row["top1"]])
+
+
 def ordering_sentences(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Figure 3's claim tested per method: is each point above the baseline curve at the same training time?"""
+    """Figure 3's claim tested per method: is each point above the baseline curve at the same training time? Each
+    difference with its 95% interval where every run behind it has several seeds; above or below is 'shown' where
+    the one-sided 95% bound clears 0."""
     curve = baseline_curve(rows)
     if len(curve) < 2:
         return []
     methods: dict[str, list[str]] = {}
-    above = compared = 0
+    above = shown = compared = 0
     for r in rows:
         if r.get("status") != OK or r.get("method") == "baseline" or not r.get("train_s") or r.get("top1") is None:
             continue
-        at = _interpolate(curve, float(r["train_s"]))
-        if at is not None:
+        diff = _above_curve(curve, r)
+        if diff is None:
+            where = "outside the baseline runs' time range"
+        else:
             compared += 1
-            above += r["top1"] > at
-        where = ("outside the baseline runs' time range" if at is None else
-                 f"{r['top1'] - at:+.1f} points")
+            above += diff.delta > 0
+            shown += diff.lower is not None and diff.lower > 0
+            spread = f" ± {diff.half_width:.1f} points" if diff.has_interval else " points (one seed: no interval)"
+            where = f"{diff.delta:+.1f}{spread}"
         methods.setdefault(str(r["method"]), []).append(f"{r.get('epochs_x', 0):g}× {where}")
     if not compared:
         return []
     holds = ("Figure 3's ordering holds: every" if above == compared else
              f"Figure 3's ordering holds for {above} of {compared}" if above else "Figure 3's ordering fails: no")
     lines = [f"{holds} point of the other methods that falls within the baseline runs' training times lies above "
-             f"the baseline curve (top-1 at the same measured training time):"]
+             f"the baseline curve (top-1 at the same measured training time; {shown} of them shown above at the "
+             f"one-sided 95% bound, the others by their point estimate only):"]
     return lines + [f"{method}: {'; '.join(points)}." for method, points in methods.items()]
 
 
@@ -299,6 +313,26 @@ def _order_check(rows: Sequence[Mapping[str, Any]], ours: str, paper: str) -> tu
     return in_order, tied, pairs, paper_ties, ties_kept
 
 
+def _separated_text(rows: Sequence[Mapping[str, Any]], ours: str, paper: str) -> str:
+    """For accuracy: how many of the pairs the paper orders are told apart by ours, the 95% Welch interval of
+    their difference clear of 0 (pairs of one-seed rows cannot be). Speedups are compared by point estimate."""
+    if ours == "speedup":
+        return " (by point estimate; each speedup's own 95% range is in the table)"
+    have = [r for r in rows if r.get(ours) is not None and r.get(paper) is not None]
+    separated = agreeing = 0
+    for i, a in enumerate(have):
+        for b in have[i + 1:]:
+            theirs = float(a[paper]) - float(b[paper])
+            if theirs == 0:
+                continue
+            diff = stats.welch_difference(a.get(f"{ours}_values") or [a[ours]], b.get(f"{ours}_values") or [b[ours]])
+            if diff.has_interval and abs(diff.delta) > diff.half_width:
+                separated += 1
+                agreeing += (diff.delta > 0) == (theirs > 0)
+    return (f"; {separated} pair(s) told apart by their 95% Welch interval, {agreeing} of them in the paper's "
+            f"order")
+
+
 def paper_order_sentence(table: Table) -> str | None:
     """Whether a paper table's rows keep the paper's order, in accuracy and in speedup (pairwise: every two rows the
     paper ranks, ranked the same way by ours; a difference under TIE is a tie)."""
@@ -319,8 +353,8 @@ def paper_order_sentence(table: Table) -> str | None:
                         key=lambda r: float(r[paper]))
         listing = ", ".join(f"{r.get('paper_row')} {fmt_value(r[paper])} / {fmt_value(r[ours])}" for r in ranked)
         unit = "×" if ours == "speedup" else " points"
-        counts = ([f"{in_order} of {pairs} pairs of rows in the paper's order" + (f", {tied} tied" if tied else "")]
-                  if pairs else [])
+        counts = ([f"{in_order} of {pairs} pairs of rows in the paper's order" + (f", {tied} tied" if tied else "")
+                   + _separated_text(rows, ours, paper)] if pairs else [])
         if paper_ties:
             counts.append(f"{ties_kept} of the {paper_ties} pair(s) the paper ties within {TIE[ours]:g}{unit} here")
         parts.append(f"{what} {verdict_word}: {'; '.join(counts)} (paper / ours, in the paper's order: {listing})")

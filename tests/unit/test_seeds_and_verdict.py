@@ -216,7 +216,17 @@ def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_t
                  ("long", 40, 1.0, 75.0, 60), ("long", 80, 2.0, 70.0, 90), ("long", 10, 0.25, 30.0, 10))
     lines = ordering_sentences(rows)
     assert lines[0].startswith("Figure 3's ordering holds for 1 of 2")
-    assert "1× +11.0 points" in lines[1] and "2× -6.0 points" in lines[1] and "outside" in lines[1]
+    assert "1× +11.0 points (one seed: no interval)" in lines[1] and "2× -6.0 points" in lines[1]
+    assert "outside" in lines[1] and "0 of them shown above" in lines[0]
+    # With seeds, the difference to the interpolated curve has an interval over the point's and both runs' seeds.
+    rows = _runs(("baseline", 20, 0.5, [59.0, 61.0], 50), ("baseline", 40, 1.0, [79.0, 81.0], 100),
+                 ("long", 40, 1.0, [74.0, 76.0], 75))
+    # 75 − (0.5·60 + 0.5·80), variance 2·(1 + 0.25·2 + 0.25·2)/2, df by Welch–Satterthwaite
+    parts = [2 / 2, 0.25 * 2 / 2, 0.25 * 2 / 2]
+    df = sum(parts) ** 2 / sum(v * v for v in parts)
+    half = __import__("scipy").stats.t.ppf(0.975, df) * math.sqrt(sum(parts))
+    lines = ordering_sentences(rows)
+    assert f"1× +5.0 ± {half:.1f} points" in lines[1] and "1 of them shown above" in lines[0]
 
 
 def test_records_in_folders_below_a_scale_are_kept_aside(tmp_path):
