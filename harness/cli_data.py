@@ -94,16 +94,15 @@ def _compose(overrides: list[str]):
 
 def cmd_check(args: argparse.Namespace) -> int:
     from harness.data.check import check_dataset, format_report, min_clip_frames
-    from harness.schedule import build_plan
 
     spec = _compose(args.overrides)
     min_frames = args.min_frames
     if min_frames is None:
-        try:
-            min_frames = min_clip_frames(build_plan(spec))
+        try:  # the planned clips whatever the data's size, which the check reports on (settings_errors)
+            min_frames = min_clip_frames(_shapes_plan(spec))
         except SpecError:  # the schedule does not fit this spec; the baseline clip length still applies
             min_frames = spec.data.num_frames
-    report = check_dataset(spec.data.name, spec.data.root, spec.data.num_classes, min_frames, args.workers)
+    report = check_dataset(spec.data.name, spec.data.root, spec.data.num_classes, min_frames, args.workers, spec=spec)
     report["min_frames"] = min_frames
     print(json.dumps(report, indent=2) if args.json else format_report(report, spec.data.name, spec.data.root))
     return 0 if report["ok"] else 1
@@ -304,7 +303,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="read every annotation and decode every video; exit 1 if any is broken",
                            description="Example: harness data check data.name=synthetic data.root=/data/synth --json")
     check.add_argument("--json", action="store_true", help="print one JSON object: videos, readable, unreadable "
-                                                           "[{path, reason}], annotation_errors [{file, line, reason}]")
+                                                           "[{path, reason}], annotation_errors [{file, line, reason}],"
+                                                           " settings_errors [message]")
     check.add_argument("--min-frames", type=COUNT, help="fewer decodable frames = too short (default: the plan's "
                                                       "smallest clip length)")
     check.add_argument("--workers", type=COUNT, default=1, help="processes decoding in parallel")

@@ -11,7 +11,9 @@ from harness.data.annotations import load_annotations
 from harness.data.clip_dataset import DATASET_SAMPLING
 from harness.data.decode import VideoError, scan_video
 from harness.data.frames import FrameListRecord, scan_frames
+from harness.data.sampler import check_num_classes, check_train_videos
 from harness.schedule import Plan
+from harness.spec import RunSpec, SpecError
 
 
 def min_clip_frames(plan: Plan) -> int:
@@ -37,22 +39,39 @@ def _scan(args: tuple[str, int, FrameListRecord | None]) -> tuple[str, str | Non
         return path, str(err)
 
 
+def _run_refusals(spec: RunSpec, train_videos: int | None, train_classes: int | None) -> list[str]:
+    """What `harness train` of `spec` refuses in these counts (the trainer's own checks), as messages."""
+    refusals = []
+    for check, count in ((check_num_classes, train_classes), (check_train_videos, train_videos)):
+        if count is None:  # the train split could not be read: its annotation errors say why
+            continue
+        try:
+            check(spec, count, spec.data.root)
+        except SpecError as err:
+            refusals.append(str(err))
+    return refusals
+
+
 def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frames: int = 1, workers: int = 1,
-                  splits: tuple[str, ...] = ("train", "val")) -> dict[str, Any]:
+                  splits: tuple[str, ...] = ("train", "val"), spec: RunSpec | None = None) -> dict[str, Any]:
     """Check every split's annotations and every video they list.
 
     Returns {"videos", "readable", "unreadable": [{"path", "reason"}], "annotation_errors": [{"file", "line",
-    "reason"}], "splits": {split: number of videos}, "ok"}. The train split must exist; others are optional.
+    "reason"}], "settings_errors": [message], "splits": {split: number of videos}, "ok"}. The train split must
+    exist; others are optional, except that with `spec` (the run the data is checked for) the splits train reads
+    (train and val) are required and its data.num_classes and data.train_videos are checked as train checks them.
     """
     errors: list[dict[str, Any]] = []
     # Ordered: a video listed in two splits is checked once; frame-list videos keep their record (the frames).
     paths: dict[str, FrameListRecord | None] = {}
     counts: dict[str, int] = {}
+    train_classes = None
+    required = ("train", "val") if spec is not None else ("train",)
     for split in splits:
         try:
             ann = load_annotations(name, root, split, num_classes)
         except MissingAnnotations as err:
-            if split == "train":
+            if split in required:
                 errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
             continue
         except AnnotationError as err:  # once each: a file every split reads (classes.txt) fails in each
@@ -60,6 +79,8 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
             errors += [e for e in found if e not in errors]
             continue
         counts[split] = len(ann)
+        if split == "train":
+            train_classes = ann.num_classes
         paths.update((str(r.path), r if isinstance(r, FrameListRecord) else None) for r in ann.records)
     jobs = [(p, min_frames, frames) for p, frames in paths.items()]
     if workers > 1 and len(jobs) > 1:
@@ -68,8 +89,10 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     else:
         results = [_scan(j) for j in jobs]
     unreadable = [{"path": p, "reason": r} for p, r in results if r is not None]
+    refusals = _run_refusals(spec, counts.get("train"), train_classes) if spec is not None else []
     return {"videos": len(results), "readable": len(results) - len(unreadable), "unreadable": unreadable,
-            "annotation_errors": errors, "splits": counts, "ok": not unreadable and not errors}
+            "annotation_errors": errors, "settings_errors": refusals, "splits": counts,
+            "ok": not unreadable and not errors and not refusals}
 
 
 def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
@@ -84,6 +107,9 @@ def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
         lines.append("annotation errors:")
         lines += [f"  {e['file']}" + (f", line {e['line']}" if e["line"] else "") + f": {e['reason']}"
                   for e in report["annotation_errors"]]
+    if report.get("settings_errors"):
+        lines.append("harness train with these settings would refuse:")
+        lines += [f"  {message}" for message in report["settings_errors"]]
     lines.append("OK" if report["ok"] else "FAILED: fix or remove the files above (the loader would skip the "
-                                           "videos; annotation errors stop training)")
+                                           "videos; annotation and settings errors stop training)")
     return "\n".join(lines)

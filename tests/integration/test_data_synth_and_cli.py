@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 
 import av
@@ -130,11 +131,16 @@ def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
     lines += [f"{p} 1\n" for p in [*extra, *sorted(broken)]]
     (root / "train.csv").write_text("".join(lines))
     (root / "classes.txt").write_text((synth / "classes.txt").read_text())
-    overrides = ["data.name=synthetic", f"data.root={root}", "data.num_frames=8", "data.crop_size=32"]
-    assert harness("data", "check", "--json", *overrides) == 1
+    val = load_annotations("synthetic", synth, "val").records[:1]
+    for rec in val:
+        shutil.copytree(rec.path.parent, root / rec.path.parent.relative_to(synth))
+    (root / "val.csv").write_text("".join(f"{rec.path.relative_to(synth)} {rec.label}\n" for rec in val))
+    overrides = ["data.name=synthetic", f"data.root={root}", "data.num_frames=8", "data.crop_size=32",
+                 "data.num_classes=4"]
+    assert harness("data", "check", "--json", *overrides, f"data.train_videos={len(lines)}") == 1
     report = json.loads(capsys.readouterr().out)
     assert {str(p["path"]).removeprefix(f"{root}/") for p in report["unreadable"]} == broken
-    assert report["videos"] == len(lines) and report["readable"] == len(lines) - len(broken)
+    assert report["videos"] == len(lines) + 1 and report["readable"] == len(lines) + 1 - len(broken)
     assert report["annotation_errors"] == []
     # fix the list: the same command passes, and an annotation error is reported with file and line
     (root / "train.csv").write_text("".join(lines[:-len(broken)]) + "x.mp4\n")
@@ -142,7 +148,27 @@ def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "train.csv, line" in text and "missing label" in text
     (root / "train.csv").write_text("".join(lines[:-len(broken)]))
-    assert harness("data", "check", *overrides) == 0
+    assert harness("data", "check", *overrides, f"data.train_videos={len(lines) - len(broken)}") == 0
+
+
+def test_cli_check_refuses_what_train_refuses(synth, tmp_path, capsys):
+    overrides = ["data.name=synthetic", "data.num_frames=8", "data.crop_size=32"]
+    given = [f"data.root={synth}", *overrides]
+    assert harness("data", "check", "--json", *given, "data.num_classes=4", "data.train_videos=8") == 0
+    capsys.readouterr()
+    for wrong, right, fix in (("data.num_classes=3", "data.train_videos=8", "Set data.num_classes=4."),
+                              ("data.train_videos=7", "data.num_classes=4", "Set data.train_videos=8 ")):
+        assert harness("data", "check", "--json", *given, wrong, right) == 1
+        report = json.loads(capsys.readouterr().out)
+        assert len(report["settings_errors"]) == 1 and fix in report["settings_errors"][0]
+        assert report["unreadable"] == [] and report["annotation_errors"] == []
+    # train reads a validation split: its absence fails the check too
+    copy = tmp_path / "copy"
+    shutil.copytree(synth, copy)
+    (copy / "val.csv").unlink()
+    assert harness("data", "check", f"data.root={copy}", *overrides, "data.num_classes=4",
+                   "data.train_videos=8") == 1
+    assert "no val.csv" in capsys.readouterr().out
 
 
 def test_cli_check_needs_a_root():
