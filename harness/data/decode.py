@@ -705,10 +705,13 @@ def require_whole(path: str | Path, info: VideoInfo, count: int | None, last: fl
     # above passes; the header's frame count still says how many there were. Only for AVI: an MP4 cut from a
     # longer file without re-encoding states frames before its edit list's start that are never shown.
     if info.container == "avi" and stated_frames > 0:
-        found = round(last / period) + 1 if count is None else count  # AVI's frames follow one period apart
+        # The last frame's place, not the count: a dropped frame's null index entry is counted by the header and
+        # shown as the frame before it, so it is a frame the video has.
+        found = round(last / period) + 1
         if found < TRUNCATION_SHARE * stated_frames and stated_frames - found > 2:
-            frames = f"its frames end at frame {found}" if count is None else f"decoded {count}"
-            raise VideoError("truncated", f"{path}: {frames} of the {stated_frames} frames the AVI header states")
+            decoded = "" if count is None else f" ({count} decoded)"
+            raise VideoError("truncated", f"{path}: its frames end at frame {found}{decoded} of the {stated_frames} "
+                                          f"frames the AVI header states")
 
 
 def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> VideoInfo:

@@ -152,8 +152,9 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                     if timed:  # the source frame's time, kept frames or not
                         pts = max(pts + 1, round(t / COPY_TIME_BASE))
                         picture.pts, picture.time_base = pts, COPY_TIME_BASE
-                    else:  # AVI's frames follow one another at 1/fps, the stream's time base
-                        picture.pts = index
+                    else:  # AVI's frames at their places, 1/fps apart: a dropped frame stays a null entry
+                        pts = max(pts + 1, round(t * float(fps)))
+                        picture.pts = pts
                     out.mux(video.encode(picture))
                     frames += 1
                 if frames == 0:

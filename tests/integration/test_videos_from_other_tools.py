@@ -130,6 +130,10 @@ USABLE = {
     "xvid_b_frames.avi": ({"codec": "mpeg4", "options": {"bf": "2"}}, 12, True),  # as Xvid and DivX write them
     "h264_b_frames.avi": ({"options": GOP}, 12, True),
     "mjpeg.avi": ({"codec": "mjpeg", "pix_fmt": "yuvj420p"}, 12, True),
+    # null index entries for the frames a capture dropped (Cinepak, as 1990s CD-ROM video): FFmpeg repeats the frame
+    # before, the header counts every entry
+    "dropped_frames.avi": ({"codec": "cinepak", "pix_fmt": "rgb24", "time_base": Fraction(1, 15),
+                            "pts": [3 * k for k in range(N)]}, 12, False),
     "hevc.mp4": ({"codec": "libx265", "size": (64, 64), "options": {"x265-params": "log-level=error"}}, 12, True),
     "av1.mp4": ({"codec": "libsvtav1", "size": (64, 64)}, 12, True),
     "mpeg2.mpg": ({"codec": "mpeg2video", "fmt": "mpeg", "fps": 25, "options": {"g": "6", "bf": "2"}}, 12, True),
