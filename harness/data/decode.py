@@ -737,6 +737,8 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
     if count == 0:
         raise VideoError("undecodable", f"{path}: no frame could be decoded")
     require_whole(path, info, count, last, stated)
+    if info.container == "avi":  # a dropped frame's null entry shows the frame before: clips count it as a frame
+        count = max(count, round(last * info.fps) + 1)
     count *= info.frame_step  # in source frames, as the header reports them
     if count < min_frames:
         raise VideoError("too_short", f"{path}: {count} frame(s), fewer than the {min_frames} a clip needs")
