@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 
-def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call `write(tmp)` on a temporary file beside `path`, fsync it, then rename it onto `path`."""
+def write_atomic(path: Path, write: Callable[[Path], None], new: bool = False) -> Path:
+    """Call `write(tmp)` on a temporary file beside `path`, fsync it, then rename it onto `path`. With `new`, a file
+    at `path` is never replaced: FileExistsError (a second run's file must be written under another name)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -25,15 +26,26 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         tmp.chmod(0o666 & ~umask)  # mkstemp makes 0600; results and reports are for everyone to read
-        os.replace(tmp, path)
+        (_place_new if new else os.replace)(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
 
 
-def write_json_atomic(path: Path, obj: Any) -> Path:
-    """Write `obj` as indented JSON to `path` atomically."""
-    return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n"))
+def _place_new(tmp: Path, path: Path) -> None:
+    """Rename `tmp` to `path` unless a file is there (FileExistsError), even one made meanwhile by another process."""
+    try:
+        os.link(tmp, path)  # unlike a rename, fails where the name is taken
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: claim the name first, then rename onto the claim
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, obj: Any, new: bool = False) -> Path:
+    """Write `obj` as indented JSON to `path` atomically (with `new`, FileExistsError where `path` exists)."""
+    return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n"), new)
 
 
 def write_text_atomic(path: Path, text: str) -> Path:

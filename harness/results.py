@@ -87,10 +87,25 @@ def seeds_key(spec_dict: dict[str, Any]) -> str:
 
 
 def record_path(spec: RunSpec, root: Path | None = None) -> Path:
-    """Where a suite run's record lives: results/<suite>/<scale>/<variant>__<recipe>__<run id>.json."""
+    """Where a suite run's record lives: results/<suite>/<scale>/<variant>__<recipe>__<run id>.json. A rerun of the
+    same settings and seed adds its record beside it as <...>__<run id>__2.json, __3, ... (write_new_record)."""
     root = root or results_root()
     name = f"{spec.variant or 'run'}__{spec.recipe or 'recipe'}__{run_id(spec)}.json"
     return root / (spec.suite or "adhoc") / spec.scale / name
+
+
+def write_new_record(path: Path, record: dict[str, Any]) -> Path:
+    """Write `record` to `path`, or, where a file is there, to the first free `<stem>__N.json` (N = 2, 3, ...) beside
+    it: every run's record is kept, a rerun's as another run, and none is written over."""
+    n, target = 1, path
+    while True:
+        if not (target.exists() or target.is_symlink()):
+            try:
+                return write_json_atomic(target, record, new=True)
+            except FileExistsError:  # written meanwhile by another run
+                pass
+        n += 1
+        target = path.with_name(f"{path.stem}__{n}{path.suffix}")
 
 
 def require_output_dir(output_dir: Path) -> Path:
@@ -152,10 +167,11 @@ def _in_use(output_dir: Path, lock) -> SpecError:
 
 
 def write_record(record: dict[str, Any], output_dir: Path, spec: RunSpec, results: Path | None = None) -> list[Path]:
-    """Write DIR/record.json, and the suite copy in `results` (default results/) when the run is a suite's."""
+    """Write DIR/record.json, and the suite copy in `results` (default results/) when the run is a suite's: a new
+    file there, beside any earlier run's record (write_new_record)."""
     written = [write_json_atomic(output_dir / "record.json", record)]
     if spec.suite:
-        written.append(write_json_atomic(record_path(spec, results), record))
+        written.append(write_new_record(record_path(spec, results), record))
     return written
 
 
@@ -219,4 +235,4 @@ def reuse_record(source: Path, spec: RunSpec, results: Path | None = None) -> Pa
                    "spec": {**record["spec"], "suite": spec.suite, "variant": spec.variant},
                    "same_run_as": str(Path(source).relative_to(root)) if Path(source).is_relative_to(root)
                    else str(source)})
-    return write_json_atomic(record_path(spec, root), record)
+    return write_new_record(record_path(spec, root), record)
