@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -312,10 +313,13 @@ class VideoReader:
     def _probe(self) -> VideoInfo:
         s, c = self._stream, self._container
         fps = float(s.average_rate or s.guessed_rate or s.base_rate or 0) or 30.0
+        tagged = _tagged_duration(s.metadata)
         if s.duration:
             duration = float(s.duration * s.time_base)
-        elif c.duration:
-            duration = c.duration / av.time_base
+        elif c.duration or tagged:
+            # Matroska states the longest stream's duration (an audio track may run on past the video's end); the
+            # video's own is its DURATION tag, which FFmpeg's and mkvmerge's muxers write.
+            duration = tagged or c.duration / av.time_base
             if self._start > 0 and c.format.name.startswith("matroska") and _written_by_ffmpeg(c.metadata):
                 # FFmpeg's Matroska muxer writes the time of the file's end as its duration: a part of a longer
                 # recording whose times go on from the part before (ffmpeg -f segment, -copyts) would claim the
@@ -683,6 +687,17 @@ def size_change(path: str | Path, first: tuple[int, ...], later: tuple[int, ...]
     """What a VideoError says of a video whose frames change size (height, width) mid-stream."""
     return (f"{path}: frame size changes from {first[1]}x{first[0]} to {later[1]}x{later[0]} at {time:.2f}s "
             f"(parts of different sizes joined into one stream; re-encode it at one size)")
+
+
+def _tagged_duration(metadata: dict[str, str]) -> float | None:
+    """Seconds a Matroska stream's DURATION tag (HH:MM:SS.fraction) states; None where it states none."""
+    text = str(next((v for k, v in metadata.items() if k.upper() == "DURATION"), ""))
+    match = re.fullmatch(r"(\d+):(\d{1,2}):(\d{1,2}(?:\.\d*)?)", text.strip())
+    if not match:
+        return None
+    hours, minutes, seconds = match.groups()
+    duration = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    return duration if duration > 0 else None
 
 
 def _written_by_ffmpeg(metadata: dict[str, str]) -> bool:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 import torch
 
+from harness.data.annotations import load_annotations
+from harness.data.clip_dataset import Sampling, VideoClipDataset
 from harness.data.decode import VideoError, VideoReader, read_clip, scan_video, to_rgb, to_rgb_box, to_rgb_boxes
 from harness.data.transforms import CropBox
 from tests.integration.test_data_support import frames_pattern, truncate, write_video
@@ -224,3 +229,28 @@ def test_the_main_video_stream_is_read_where_a_still_picture_stream_comes_first(
         assert (r.info.codec, r.info.frames) == ("h264", 16)
         assert _index(r.frames_at([0.0, 9 / 15])) == [0, 9]
     assert scan_video(path, min_frames=8).frames == 16
+
+
+def _ffmpeg_video_with_longer_audio(path, video_codec: str, audio_codec: str) -> None:
+    """0.6 s of video and 3 s of audio, muxed by the ffmpeg program (without -shortest, as a camera's or an
+    editor's export keeps the audio running on)."""
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        pytest.skip("the ffmpeg program is not installed (apt-get install ffmpeg)")
+    subprocess.run([ffmpeg, "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=48x32:rate=15:duration=0.6",
+                    "-f", "lavfi", "-i", "sine=duration=3", "-c:v", video_codec, "-c:a", audio_codec, str(path)],
+                   check=True)
+
+
+@pytest.mark.parametrize("name,video_codec,audio_codec", [("v.mkv", "libx264", "aac"), ("v.webm", "libvpx", "libopus"),
+                                                          ("v.mp4", "libx264", "aac")])
+def test_an_audio_track_longer_than_the_video_is_not_taken_for_the_video_s_length(tmp_path, name, video_codec,
+                                                                                    audio_codec):
+    path = tmp_path / name
+    _ffmpeg_video_with_longer_audio(path, video_codec, audio_codec)
+    info = scan_video(path, min_frames=9)  # harness data check
+    assert info.frames == 9 and info.duration == pytest.approx(0.6, abs=0.05)
+    (tmp_path / "train.csv").write_text(f"{name} 0\n")
+    sampling = Sampling(num_frames=4, sampling_rate=2, crop_size=32, jitter=(32, 32), eval_clips=2, eval_crops=1)
+    views = VideoClipDataset(load_annotations("kinetics400", tmp_path, "train", 1), sampling, train=False)
+    assert [views[i]["valid"] for i in range(len(views))] == [True, True]  # the loader's views over the video
