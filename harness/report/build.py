@@ -15,8 +15,9 @@ import jinja2
 
 from harness.io import read_json_object, require_writable_dir, write_text_atomic
 from harness.provenance import provenance_of
-from harness.report import figures, verdict
+from harness.report import figures, history, readme, verdict
 from harness.report.inputs import (
+    combine_seeds,
     load_records,
     load_suite_def,
     ordered,
@@ -456,11 +457,21 @@ def _float_or_none(value: Any) -> float | None:
         return None
 
 
+def report_answer(tables: Sequence[Table]) -> list[str]:
+    """The report's generated answer sentences: the convergence rule, Figure 3's ordering, each paper table's
+    order; each with its uncertainty."""
+    by_id = {t.id: t for t in tables}
+    return [*(n for t in tables if t.id == "convergence" for n in t.notes),
+            *(verdict.ordering_sentences(by_id["runs"].rows) if "runs" in by_id else []),
+            *(line for t in tables if t.id in TABLE_TITLES for line in [verdict.paper_order_sentence(t)] if line)]
+
+
 def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_rows: Sequence[Mapping[str, str]],
                  scale: str | None = None, notes: Sequence[str] = (),
                  profiles: Sequence[Mapping[str, Any]] = (),
                  scaling: Sequence[Mapping[str, Any]] = (),
-                 throughput: Sequence[Mapping[str, Any]] = (), gpus: int | None = None) -> tuple[str, list[Table]]:
+                 throughput: Sequence[Mapping[str, Any]] = (), gpus: int | None = None,
+                 kept: Mapping[str, Sequence[history.KeptSetting]] | None = None) -> tuple[str, list[Table]]:
     """The report of `suite` from its `records` (any number, any scales) and the paper's rows: (HTML, tables).
 
     Pure: no files are read or written, no clock is read, the same inputs give the same bytes.
@@ -498,10 +509,9 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     if scale == "smoke":  # ratios as the headline, wall-clock marked not indicative
         tables = [smoke_view(t) for t in tables]
         by_id = {t.id: t for t in tables}
-    answer_lines = [*(n for t in answer if t.id == "convergence" for n in t.notes),
-                    *verdict.ordering_sentences(by_id["runs"].rows),
-                    *(line for t in tables if t.id in TABLE_TITLES
-                      for line in [verdict.paper_order_sentence(t)] if line)]
+    answer_lines = report_answer(tables)
+    history_lines = [history.setting_line(k, base_record, suite.margin, combine_seeds)
+                     for k in (kept or {}).get(str(scale), ())]
     paper_tables = [t for t in tables if t.id not in ("runs", "data_wait", "provenance")]
     metric = "map" if any(r.get("map") is not None or r.get("paper_map") is not None
                           for r in by_id["runs"].rows) else "top1"
@@ -522,7 +532,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
         runs_table=by_id["runs"], data_wait_table=by_id["data_wait"], provenance_table=by_id["provenance"],
         fig3=_b64(_figure3(by_id["runs"], metric)), fig2=_b64(figures.schedule_figure(series)),
         fig_convergence=_b64(figures.convergence_figure(verdict.baseline_curve(by_id["runs"].rows))),
-        answer_lines=answer_lines,
+        answer_lines=answer_lines, history_lines=history_lines,
         fig_wait=_b64(figures.data_wait_figure(by_id["data_wait"].rows)), sampled=sampled,
         metric_label="mAP" if metric == "map" else "top-1", comparable=scale == "paper", versions=versions,
         fmt=fmt, cell_class=_cell_class, shown=shown)
@@ -623,6 +633,20 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         require_not_fewer(folder, len(records), results_dir / suite)
     for where in (out_dir, folder):  # before the report is built and the index rewritten; the swap renames folder
         require_writable_dir(where, "--out")
+    html, tables, summary = _render(suite_def, results_dir, records, problems, scale, gpus)
+    files = {"tables.csv": tables_csv(tables),
+             "tables.md": f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables),
+             "summary.json": json.dumps(summary, indent=2) + "\n", "index.html": html}
+    publish(folder, files)  # every file at once: a killed write leaves the old report whole
+    write_index(out_dir, results_dir)
+    return folder / "index.html"
+
+
+def _render(suite_def: SuiteDef, results_dir: Path, records: Sequence[Mapping[str, Any]], problems: Sequence[str],
+            scale: str | None, gpus: int | None, quiet: bool = False) -> tuple[str, list[Table], dict]:
+    """A suite's report from its records and the other records of `results_dir` it reads: (HTML, tables,
+    summary.json's content); the files left out are printed unless `quiet`."""
+    suite = suite_def.name
     others: list[str] = []  # the other records' problems, named relative to results_dir
     profiles = _suite_profiles(results_dir, suite, others)
     # results/scaling/<suite>/<scale>/*.json: `harness scaling` records at 1 and N processes.
@@ -630,19 +654,24 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
                         others)
     throughput = _readable(sorted((results_dir / "throughput").glob("*.json")), results_dir, _read_throughput,
                            others)
-    for problem in [*(f"{suite}/{p}" for p in problems), *others]:  # files left out, as the report's notes say
+    for problem in [] if quiet else [*(f"{suite}/{p}" for p in problems), *others]:  # as the report's notes say
         print(f"harness report: {results_dir}/{problem}", file=sys.stderr)
+    kept = {d.name: history.load_kept(d) for d in sorted((results_dir / suite).iterdir()) if d.is_dir()}
     html, tables = build_report(suite_def, records, load_paper_rows(), scale, [*problems, *others], profiles, scaling,
-                                throughput, gpus)
-    files = {"tables.csv": tables_csv(tables),
-             "tables.md": f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables)}
+                                throughput, gpus, kept)
     # "records": how many run records this report was built from, which the next write_report compares against.
     summary = {**report_summary(suite_def, records, scale, gpus), "records": len(records)}
     summary["overview"] = overview_rows(suite, summary["scale"], tables, profiles, suite_def.margin)
-    files.update({"summary.json": json.dumps(summary, indent=2) + "\n", "index.html": html})
-    publish(folder, files)  # every file at once: a killed write leaves the old report whole
-    write_index(out_dir, results_dir)
-    return folder / "index.html"
+    summary["answer"] = report_answer(tables)
+    return html, tables, summary
+
+
+def summary_from_results(suite: str, results_dir: Path) -> dict | None:
+    """What `write_report` would write into the suite's summary.json from `results_dir` (None: no records)."""
+    records, problems = load_records(Path(results_dir) / suite)
+    if not records:
+        return None
+    return _render(load_suite_def(suite), Path(results_dir), records, problems, None, None, quiet=True)[2]
 
 
 def _suite_profiles(results_dir: Path, suite: str, notes: list[str] | None = None) -> list[dict]:
@@ -708,16 +737,39 @@ def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
     """Write reports/index.html and reports/overview.md from every suite definition and the reports that exist
     (a suite without a report contributes its paper rows with the predicted speedups of results/profile/)."""
     results_dir = Path(results_dir) if results_dir else default_results_dir()
-    summaries, overview = [], []
-    for name in suite_names():
-        summary = _summary(Path(out_dir) / name / "summary.json")
+    summaries, overview = _index_rows(results_dir, {name: _summary(Path(out_dir) / name / "summary.json")
+                                                    for name in suite_names()})
+    _write(Path(out_dir) / "overview.md", overview_markdown(overview))
+    if Path(out_dir).resolve() == default_reports_dir().resolve():  # the checkout's reports: its README too
+        readme.write_block(default_reports_dir().parent / "README.md", readme_results(summaries, overview))
+    return _write(Path(out_dir) / "index.html", build_index(summaries, overview))
+
+
+def _index_rows(results_dir: Path, summaries: Mapping[str, dict | None]) -> tuple[list[dict], list[dict]]:
+    """The index's suite list and overview rows from each suite's summary (None: the suite has no report)."""
+    listed, overview = [], []
+    for name, summary in summaries.items():
         if summary is not None:
-            summaries.append({**summary, "href": f"{name}/index.html"})
+            listed.append({**summary, "href": f"{name}/index.html"})
         else:
-            summaries.append({"suite": name, "description": load_suite_def(name).description})
+            listed.append({"suite": name, "description": load_suite_def(name).description})
         # A report of predictions only keeps no overview rows: its paper rows then come with their predicted
         # speedups from results/profile/, as for a suite without a report.
         overview += (summary or {}).get("overview") or overview_rows(
             name, None, build_tables(load_suite_def(name), {}, load_paper_rows()), _suite_profiles(results_dir, name))
-    _write(Path(out_dir) / "overview.md", overview_markdown(overview))
-    return _write(Path(out_dir) / "index.html", build_index(summaries, overview))
+    return listed, overview
+
+
+def readme_results_from_records(results_dir: Path | None = None) -> str:
+    """The README's results block as the records of `results_dir` make it, every suite's report built afresh in
+    memory (what `harness report` of every suite would write)."""
+    results_dir = Path(results_dir) if results_dir else default_results_dir()
+    summaries = {name: json.loads(json.dumps(summary_from_results(name, results_dir))) for name in suite_names()}
+    return readme_results(*_index_rows(results_dir, summaries))
+
+
+def readme_results(summaries: Sequence[Mapping[str, Any]], overview: Sequence[Mapping[str, Any]]) -> str:
+    """The README's results block from the reports' summaries."""
+    answers = {str(s["suite"]): [str(line) for line in s.get("answer") or []] for s in summaries
+               if isinstance(s.get("answer"), list)}
+    return readme.results_block(overview, answers)

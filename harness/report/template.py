@@ -50,6 +50,13 @@ ahead. A paper table's order: every two of its rows that the paper ranks, ranked
 (differences under 0.5 points or 0.05× count as ties). The verdict table below gives each run's accuracy
 difference with its interval and its speedup.</p></div>
 {% endif %}
+{% if history_lines %}<h2 id="history">Earlier settings of this scale</h2>
+<ul>{% for line in history_lines %}<li>{{ line }}</li>{% endfor %}</ul>
+<p class="notes">Records of earlier settings of this scale, kept aside in folders below the scale's (none of them
+in the tables of this page): what each setting differed in from the runs shown (its 1.0× baseline's settings
+against the current baseline's), its baseline's accuracy, and its runs against that baseline by the same verdict
+rules.</p>
+{% endif %}
 <nav><ul>
 {% for t in paper_tables %}<li><a href="#t-{{ t.id }}">{{ t.title }}</a></li>{% endfor %}
 <li><a href="#figure-3">Figure 3: training time vs accuracy</a></li>
