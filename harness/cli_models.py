@@ -18,35 +18,63 @@ def cmd_models_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_models_check(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from harness.cli_train import scaled_overrides
-    from harness.config import compose
-    from harness.models import build_model
-    from harness.models.check import check_shapes
-    from harness.schedule import build_plan
-    from harness.schedule.trained import planned_clip_sizes
+def _check_overrides(args: argparse.Namespace, on_cpu: bool) -> tuple[list[str], str]:
+    """The plan overrides of `harness models check` and a line saying which scale's shapes it checks: without a
+    scale= override, the smoke scale's small shapes on a CPU (the paper's take minutes a shape there), the recipe's
+    own elsewhere."""
+    from harness.cli_train import override_key
 
     overrides = [*args.overrides]
     if args.model.count(":") == 1:  # quoted: 'pkg.module:' unquoted is a YAML mapping, not the path to refuse
         overrides.append(f"model.target='{args.model}'" if "'" not in args.model else f"model.target={args.model}")
     else:
         overrides.append(f"model.name={args.model}")
+    given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "scale"]
+    if given:
+        return overrides, f"scale={given[-1]} (as given)"
+    if on_cpu:
+        return [*overrides, "scale=smoke"], ("scale=smoke: small, fast shapes, the default on a CPU (give "
+                                             "scale=proxy or scale=paper to check those shapes: minutes a shape "
+                                             "here at paper scale)")
+    return overrides, "the recipe's own shapes (paper scale; give scale=smoke for small, fast ones)"
+
+
+def _shape_line(result) -> str:
+    status = "ok" if result.ok else f"FAILED  {result.error}"
+    return f"  {result.t:>3} frames × {result.s:>3}px  {result.seconds:6.2f}s  {status}"
+
+
+def cmd_models_check(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from harness.cli_train import scaled_overrides
+    from harness.config import compose
+    from harness.device import pick_device, require_device
+    from harness.models import build_model
+    from harness.models.check import check_shapes
+    from harness.schedule import build_plan
+    from harness.schedule.trained import planned_clip_sizes
+
+    require_device(args.device)
+    device = pick_device(args.device)
+    overrides, scale_line = _check_overrides(args, device.type == "cpu")
     spec = compose(scaled_overrides(overrides))  # scale=NAME as `harness train` applies it
     plan = build_plan(spec)
     model = build_model(spec.model, spec.data.num_classes)
     shapes = planned_clip_sizes(plan)
+    if not args.json:
+        print(f"checking {spec.model.label} on {device.type} at {len(shapes)} planned shapes, batch {args.batch}, "
+              f"{scale_line}", flush=True)
     with tqdm(total=len(shapes), desc=f"checking {args.model}", unit="shape", disable=args.json) as bar:
-        results = check_shapes(model, shapes, spec.data.num_classes, batch=args.batch, progress=bar)
+        results = check_shapes(model, shapes, spec.data.num_classes, batch=args.batch, progress=bar, device=device,
+                               on_result=None if args.json else lambda r: bar.write(_shape_line(r)))
     failed = [r for r in results if not r.ok]
     if args.json:
-        print(json.dumps({"model": args.model, "shapes": [r.__dict__ for r in results], "failed": len(failed)}))
+        print(json.dumps({"model": args.model, "scale": spec.scale, "device": device.type,
+                          "shapes": [r.__dict__ for r in results], "failed": len(failed)}))
     else:
-        for r in results:
-            status = "ok" if r.ok else f"FAILED  {r.error}"
-            print(f"  {r.t:>3} frames × {r.s:>3}px  {r.seconds:6.2f}s  {status}")
-        print(f"{len(results) - len(failed)}/{len(results)} planned shapes work with {args.model}.")
+        print(f"{len(results) - len(failed)}/{len(results)} planned shapes of scale={spec.scale} work with "
+              f"{args.model}.")
     return 1 if failed else 0
 
 
@@ -135,12 +163,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     msub = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
     listing = msub.add_parser("list", help="every registered model")
     listing.set_defaults(func=cmd_models_list)
-    check = msub.add_parser("check", help="forward+backward at every planned shape (CPU, tiny batch)",
+    check = msub.add_parser("check", help="forward+backward at every planned shape (tiny batch)",
                             description="Run a model at every shape the plan (of the default recipe, or with "
                                         "overrides) produces and report which shapes fail and why. MODEL is a "
-                                        "registered name or pkg.module:factory.")
+                                        "registered name or pkg.module:factory. Without scale=NAME: the smoke "
+                                        "scale's shapes on a CPU, the recipe's own on a GPU.")
     check.add_argument("model")
     check.add_argument("--batch", type=COUNT, default=2, help="clips per step (default 2)")
+    check.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
     check.add_argument("--json", action="store_true")
     check.add_argument("overrides", nargs="*", help="plan overrides, e.g. recipe=k400_i3d_r50 model.width=0.25")
     check.set_defaults(func=cmd_models_check)

@@ -65,6 +65,9 @@ class DataSpec:
     low_res_copies: tuple[str, ...] = ()
 
 
+WIDTH_FAMILIES = ("slowfast_", "i3d_")  # the registered models that model.width narrows (harness.models.resnet3d)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Which network to train (the registry arrives with the models issue)."""
@@ -80,6 +83,12 @@ class ModelSpec:
     # On CUDA, the stem convolutions' 3 input channels padded with zeros to this many (e.g. 8, where cuDNN has
     # tensor-core kernels for channels-last bf16): the same convolution, other kernels; 0: off.
     pad_stem_channels: int = 0
+
+    @property
+    def takes_width(self) -> bool:
+        """Whether `width` narrows this model: the harness's own ResNet-3D families and user factories (which are
+        passed it), not the torchvision models."""
+        return bool(self.target) or self.name.startswith(WIDTH_FAMILIES)
 
     @property
     def label(self) -> str:

@@ -13,7 +13,6 @@ from harness.models.registry import get_entry, load_target
 from harness.models.resnet3d import pad_stem_channels
 from harness.spec import ModelSpec, SpecError
 
-OWN_FAMILIES = ("slowfast_", "i3d_")
 log = logging.getLogger("harness.models")
 
 
@@ -28,7 +27,7 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
             raise SpecError(f"'model.target' {model.target} returned {type(net).__name__}, not a torch nn.Module.")
         return convert_batchnorm(net)
     entry = get_entry(model.name)
-    if model.width != 1.0 and not model.name.startswith(OWN_FAMILIES):
+    if model.width != 1.0 and not model.takes_width:
         raise SpecError(f"'model.width' scales only the harness's own ResNet-3D models (slowfast_*, i3d_*); "
                         f"'{model.name}' is a torchvision model. Leave model.width=1.0.")
     net = entry.factory(num_classes=num_classes, dropout=model.dropout, width=model.width)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from harness.device import sync_device
 from harness.models.bn import multigrid_bns, set_bn_layout
 from harness.schedule import Plan
 from harness.schedule.trained import planned_clip_sizes
@@ -25,24 +27,30 @@ class ShapeCheck:
 
 
 def check_shapes(model: nn.Module, shapes: list[tuple[int, int]], num_classes: int, batch: int = 2,
-                 progress=None) -> list[ShapeCheck]:
-    """Run one training step's forward and backward (plain BN over `batch` clips) at each shape."""
-    model.train()
+                 progress=None, device: torch.device | None = None,
+                 on_result: Callable[[ShapeCheck], None] | None = None) -> list[ShapeCheck]:
+    """Run one training step's forward and backward (plain BN over `batch` clips) at each shape, on `device`
+    (default the CPU); `on_result` sees each shape's result as soon as it is known."""
+    device = device or torch.device("cpu")
+    model.to(device).train()
     bns = multigrid_bns(model)
     set_bn_layout(bns, splits=1, sync=1)
     results = []
     for t, s in shapes:
         start = time.perf_counter()
         try:
-            clip = torch.randn(batch, 3, t, s, s)
+            clip = torch.randn(batch, 3, t, s, s, device=device)
             logits = model(clip)
             if tuple(logits.shape) != (batch, num_classes):
                 raise ValueError(f"output shape {tuple(logits.shape)}, expected {(batch, num_classes)}")
             logits.float().logsumexp(1).sum().backward()
             model.zero_grad(set_to_none=True)
+            sync_device(device)  # the shape's time ends when its work does
             results.append(ShapeCheck(t, s, True, time.perf_counter() - start))
         except Exception as err:  # report every failure, keep checking the other shapes
             results.append(ShapeCheck(t, s, False, time.perf_counter() - start, f"{type(err).__name__}: {err}"))
+        if on_result is not None:
+            on_result(results[-1])
         if progress is not None:
             progress.update(1)
     return results
