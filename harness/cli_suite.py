@@ -38,7 +38,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
                            args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
                            launcher=args.launcher, nodes=args.nodes, seeds=args.seeds,
-                           prepare_only=args.prepare_only)
+                           prepare_only=args.prepare_only, reports=args.out)
     return 1 if failed else 0
 
 
@@ -55,13 +55,16 @@ def cmd_suites(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser("reproduce", help="run a suite's missing runs, then write its report",
                          description="Run every run of the suite that has no record in results/ yet (stop it "
-                                     "and start again: nothing is redone), then write reports/SUITE/index.html. "
-                                     "A run with num_gpus=N starts under torchrun with N processes; runs share "
-                                     "the local GPUs, N each.")
+                                     "and start again: nothing is redone), then write reports/SUITE/index.html "
+                                     "beside it (--out DIR elsewhere). A run with num_gpus=N starts under torchrun "
+                                     "with N processes; runs share the local GPUs, N each.")
     rep.add_argument("--suite", default="kinetics_ablation")
     rep.add_argument("--scale", default=None, help="smoke | proxy | paper (default: proxy with a GPU, else smoke)")
     rep.add_argument("--gpus", type=int, default=None, help="local GPUs to spread runs over (default: all)")
     rep.add_argument("--results", default=None, type=path, help="results folder (default: results/ of this checkout)")
+    rep.add_argument("--out", default=None, type=path, metavar="DIR",
+                     help="folder of reports to write SUITE/index.html in (default: reports/ beside the results "
+                          "folder: this checkout's reports/, or DIR/../reports for --results DIR)")
     rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
                      help="run only these variants, in this order (the report still shows every record)")
     rep.add_argument("--seeds", nargs="+", type=int, default=None, metavar="N",

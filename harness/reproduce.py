@@ -319,9 +319,11 @@ def require_run_inputs(specs: list[RunSpec], overrides: list[str]) -> None:
 def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[str] | None = None,
               results: Path | None = None, gpus: int | None = None, report: bool = True,
               dry_run: bool = False, only: list[str] | None = None, launcher: str = "local",
-              nodes: int = 1, seeds: list[int] | None = None, prepare_only: bool = False) -> int:
-    """Run the suite's missing runs (once per seed of `seeds`, default the recipe's) and write the report;
-    returns the number of failed runs. With `prepare_only`, make what the missing runs need (the scale's synthetic
+              nodes: int = 1, seeds: list[int] | None = None, prepare_only: bool = False,
+              reports: Path | None = None) -> int:
+    """Run the suite's missing runs (once per seed of `seeds`, default the recipe's) and write the report into
+    `reports` (default: reports/ beside the results folder, :func:`reports_beside`); returns the number of failed
+    runs. With `prepare_only`, make what the missing runs need (the scale's synthetic
     data and frame cache, the pre-trained stand-in) and stop before training: a batch of runs that must fit a
     time limit then starts each run with its inputs ready."""
     suite = load_suite(suite_name)
@@ -337,6 +339,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if only:  # in the order given: the first named run first
         runs = sorted((r for r in runs if r.run.variant in only), key=lambda r: only.index(r.run.variant))
     results = results or results_root()
+    reports = Path(reports) if reports else reports_beside(results)
     todo, failed = [], 0
     for r in runs:
         if r.spec is not None and (damaged := damaged_record(r.spec, results)) is not None:
@@ -371,7 +374,7 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
             require_writable_dir(out_root.absolute(), "outputs", f"Run harness reproduce from a folder where you "
                                  f"can create and write {out_root}/, or make that folder writable.")
         if report and not prepare_only:
-            _require_report_folder(suite.name)
+            _require_report_folder(suite.name, reports)
         suite_data(scale, overrides, dry_run=False)  # generate the data the runs were resolved with, if needed
         needs = [r.spec for r in todo if pretrained and r.spec.model.pretrained == pretrained]
         if needs:  # the same weights for every seed, as ImageNet weights would be
@@ -417,7 +420,8 @@ def reproduce(suite_name: str, scale_name: str | None = None, overrides: list[st
     if prepare_only:
         return 0
     if report:  # the tables show the setup these runs used (their GPU count)
-        _write_report(suite.name, results, next((r.spec.num_gpus for r in runs if r.spec is not None), None))
+        _write_report(suite.name, results, next((r.spec.num_gpus for r in runs if r.spec is not None), None),
+                      reports)
     return failed
 
 
@@ -430,21 +434,24 @@ def _local_gpus() -> int:
         return 0
 
 
-REPORTS = Path("reports")  # reproduce writes its report under the folder it runs in; no flag moves it
+def reports_beside(results: Path) -> Path:
+    """Where reproduce writes its reports by default: reports/ beside the results folder, as the checkout keeps
+    results/ and reports/; a user's own --results DIR gets its own reports, apart from the committed ones."""
+    return Path(results).absolute().parent / "reports"
 
 
-def _require_report_folder(suite: str) -> None:
+def _require_report_folder(suite: str, reports: Path) -> None:
     """SpecError naming reports/<suite> (or reports/, whose index.html the report rewrites) where it cannot be
     written: found before any run, not after all of them."""
-    fix = (f"Run harness reproduce from a folder where you can create and write {REPORTS}/{suite}/, make that "
-           f"folder writable, or pass --no-report and write the report later with 'harness report --suite {suite} "
-           f"--out DIR'.")
-    for folder in (REPORTS, REPORTS / suite):
-        require_writable_dir(folder.absolute(), "reports", fix)
+    fix = (f"Pass --out DIR, a folder of reports you can create and write, make {reports / suite} writable, or "
+           f"pass --no-report and write the report later with 'harness report --suite {suite} --out DIR'.")
+    for folder in (reports, reports / suite):
+        require_writable_dir(folder.absolute(), "--out", fix)
 
 
-def _write_report(suite: str, results: Path, gpus: int | None) -> None:
-    _require_report_folder(suite)  # named as reproduce names it, not as report's --out
+def _write_report(suite: str, results: Path, gpus: int | None, reports: Path | None = None) -> None:
+    reports = Path(reports) if reports else reports_beside(results)
+    _require_report_folder(suite, reports)  # named as reproduce names it, not as report's --out
     try:
         from harness.report import load_records, load_suite_def, runs_text, write_report
         from harness.report.inputs import NoSuchSetup
@@ -454,13 +461,13 @@ def _write_report(suite: str, results: Path, gpus: int | None) -> None:
         return
     try:
         try:
-            path = write_report(suite, results, REPORTS, gpus=gpus)
+            path = write_report(suite, results, reports, gpus=gpus)
         except NoSuchSetup:  # nothing of this suite recorded on that many GPUs yet: the default setup
             gpus = None
-            path = write_report(suite, results, REPORTS)
-    except FewerRecords as err:  # reproduce has no --force or --out: name the command that has them
+            path = write_report(suite, results, reports)
+    except FewerRecords as err:  # reproduce has no --force: name the command that has it
         raise SpecError(f"{err.refusal} The runs' records are kept in {results / suite}; to replace the report "
-                        f"anyway run 'harness report --suite {suite} --results {results} --force' (or --out DIR "
-                        f"to write it elsewhere).") from None
+                        f"anyway run 'harness report --suite {suite} --results {results} --out {reports} --force', "
+                        f"or pass --out DIR to write it elsewhere.") from None
     print(runs_text(load_suite_def(suite), load_records(results / suite)[0], gpus=gpus))
     print(f"report: {path}")
