@@ -15,9 +15,10 @@ Layouts under ``data.root`` (first match wins):
   ``/data/k400``), as the first listed video is found. MMAction2's rawframe lists (``frame_dir total_frames label``)
   and multi-label lines are refused, naming the format. An optional label map, ``classes.txt`` (or in
   ``annotations/``), gives the classes: one name a line, ``index name`` lines (or ``index,name`` under a header), or a
-  JSON object {name: index} (PyTorchVideo's); indices 0..n-1. The official CSV (any CSV with a ``youtube_id`` column:
-  extra columns such as ``is_cc``, a quoted header, pandas' index column, times written as floats, and semicolons or
-  tabs for commas, as spreadsheets save them, are read too) has videos
+  JSON object {name: index} (PyTorchVideo's); indices 0..n-1; with it a list's labels may be class names. The
+  official CSV (any CSV with a ``youtube_id`` column: extra columns such as ``is_cc``, a quoted header, pandas' index
+  column, times written as floats, and semicolons or tabs for commas, as spreadsheets save them, are read too) has
+  videos
   ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos_{split}/``
   (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there (named by the label, or
   with underscores for spaces and hyphens for parentheses, as MMAction2's ``rename_classnames.sh`` leaves them);
@@ -145,8 +146,7 @@ def _path_label(line: str) -> tuple[str, str] | str:
     if len(parts) < 2:
         return f"missing label: expected 'path label', got {line!r}"
     path, label = parts
-    if len(path) >= 2 and path[0] == path[-1] == '"':  # quoted as CSV writers quote a field with spaces (pandas)
-        path = path[1:-1].replace('""', '"')
+    path = _unquoted(path)
     # MMAction2's rawframe lists ('frame_dir total_frames label') and multi-label lists ('path label label ...') put
     # a number before the last one: read as 'path label' they would name videos 'frame_dir 300' that do not exist.
     if path.rsplit(maxsplit=1)[-1].isdigit() and len(path.split()) > 1:
@@ -156,16 +156,59 @@ def _path_label(line: str) -> tuple[str, str] | str:
     return path, label
 
 
-def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: tuple[Path, ...] = ()
+def _named_label(line: str, index: dict[str, int]) -> tuple[str, int] | None:
+    """(path, class index) of a list line that ends in a class name of `index` (after whitespace or a comma; names
+    may hold spaces, as Kinetics' do: the longest that fits), or None."""
+    words = line.replace(",", " , ").split()
+    for k in range(min(len(words) - 1, _MAX_NAME_WORDS), 0, -1):
+        name = " ".join(words[-k:])
+        if name in index:
+            path = re.sub(r"[\s,]*" + r"\s*".join(map(re.escape, words[-k:])) + r"$", "", line)
+            if path:
+                return _unquoted(path), index[name]
+    return None
+
+
+def _unquoted(path: str) -> str:
+    """`path` without the quotes CSV writers put around a field with spaces (pandas)."""
+    if len(path) >= 2 and path[0] == path[-1] == '"':
+        return path[1:-1].replace('""', '"')
+    return path
+
+
+_MAX_NAME_WORDS = 8  # words in the longest class name looked for at a list line's end
+
+
+def _label_problems(list_file: Path, unknown: dict[str, list[int]], classes_file: Path | None,
+                    ) -> list[AnnotationProblem]:
+    """One problem per label that is neither a class index nor a class name, at its first line."""
+    problems = []
+    for label, lines in unknown.items():
+        more = f" (and {len(lines) - 1} more line(s))" if len(lines) > 1 else ""
+        if classes_file is None:
+            why = (f"label {label!r}{more} is not an integer class index; give indices, or put a classes.txt naming "
+                   f"the classes (one a line) beside {list_file.name}")
+        else:
+            why = f"label {label!r}{more} is neither a class index nor one of the class names in {classes_file}"
+        problems.append(AnnotationProblem(str(list_file), lines[0], why))
+    return problems
+
+
+def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: tuple[Path, ...] = (),
+                         classes: tuple[str, ...] | None = None, classes_file: Path | None = None,
                          ) -> list[VideoRecord]:
     """`relative/path.mp4 label` lines (PySlowFast, PyTorchVideo and MMAction2 video lists; paths may hold spaces).
-    Relative paths start where :func:`_list_base` finds the first listed video (`root` unless it is elsewhere)."""
-    listed, problems = [], []
+    The label is a class index, or a class name of `classes` (read from `classes_file`). Relative paths start where
+    :func:`_list_base` finds the first listed video (`root` unless it is elsewhere)."""
+    listed, problems, unknown = [], [], {}
+    index = {name: i for i, name in enumerate(classes or ())}
     for n, raw in enumerate(text_lines(list_file), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         parsed = _path_label(line)
+        if index and (isinstance(parsed, str) or not re.fullmatch(r"-?\d+", parsed[1])):  # a class index comes first
+            parsed = _named_label(line, index) or parsed
         if isinstance(parsed, str):
             problems.append(AnnotationProblem(str(list_file), n, parsed))
             continue
@@ -175,7 +218,7 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
         try:
             value = int(label)
         except ValueError:
-            problems.append(AnnotationProblem(str(list_file), n, f"label {label!r} is not an integer class index"))
+            unknown.setdefault(label, []).append(n)
             continue
         if not 0 <= value < num_classes:
             problems.append(AnnotationProblem(
@@ -183,6 +226,7 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
                                    f"classes.txt sets the number of classes)"))
             continue
         listed.append((Path(path), value))
+    problems += _label_problems(list_file, unknown, classes_file)
     if not listed and not problems:
         problems.append(AnnotationProblem(str(list_file), 0, "lists no videos"))
     _raise_if(problems)
@@ -466,7 +510,8 @@ def load_kinetics(root: Path, split: str, num_classes: int) -> Annotations:
     if classes_file is not None:
         classes = read_class_names(classes_file)
         num_classes = len(classes)
-    records = read_path_label_list(ann, root, num_classes, tuple(d for d in video_dirs if d.is_dir()))
+    records = read_path_label_list(ann, root, num_classes, tuple(d for d in video_dirs if d.is_dir()), classes,
+                                   classes_file)
     # The label map too, so that a prepared copy keeps the classes; the list last (the file duplicates are named in).
     files = (str(classes_file), str(ann)) if classes_file is not None else (str(ann),)
     return Annotations(tuple(records), num_classes, classes, False, files)

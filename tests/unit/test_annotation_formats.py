@@ -189,6 +189,31 @@ def test_label_maps_of_other_tools(tmp_path, text):
     assert ann.classes == ("abseiling", "air drumming", "tying knot (not on a tie)") and ann.num_classes == 3
 
 
+def test_class_names_are_labels_where_a_label_map_names_them(tmp_path):
+    (tmp_path / "classes.txt").write_text("abseiling\nair drumming\ntying knot (not on a tie)\n")
+    (tmp_path / "train.csv").write_text("a.mp4 abseiling\nmy clip.mp4 air drumming\nc.mp4,tying knot (not on a tie)\n"
+                                        "d.mp4 1\n")
+    ann = load_annotations("kinetics400", tmp_path, "train", 400)
+    assert [(r.path.name, r.label) for r in ann.records] == [("a.mp4", 0), ("my clip.mp4", 1), ("c.mp4", 2),
+                                                             ("d.mp4", 1)]
+    (tmp_path / "train.csv").write_text("a.mp4 abseiling\nb.mp4 zumba\nc.mp4 zumba\ne.mp4 yoga\n")
+    with pytest.raises(AnnotationError) as err:
+        load_annotations("kinetics400", tmp_path, "train", 400)
+    assert [(p.line, p.reason) for p in err.value.problems] == [
+        (2, f"label 'zumba' (and 1 more line(s)) is neither a class index nor one of the class names in "
+            f"{tmp_path / 'classes.txt'}"),
+        (4, f"label 'yoga' is neither a class index nor one of the class names in {tmp_path / 'classes.txt'}")]
+
+
+def test_a_class_name_without_a_label_map_is_named_once_with_the_fix(tmp_path):
+    (tmp_path / "train.csv").write_text("a.mp4 zumba\nb.mp4 zumba\n")
+    with pytest.raises(AnnotationError) as err:
+        load_annotations("kinetics400", tmp_path, "train", 400)
+    assert [(p.line, p.reason) for p in err.value.problems] == [
+        (1, "label 'zumba' (and 1 more line(s)) is not an integer class index; give indices, or put a classes.txt "
+            "naming the classes (one a line) beside train.csv")]
+
+
 @pytest.mark.parametrize("text, why", [
     ("1 ApplyEyeMakeup\n2 ApplyLipstick\n", r"class indices must be 0..1, each once \(they count from 1"),
     ("0 a\n0 b\n", r"classes.txt, line 2: class index 0 is given twice \('a' and 'b'\)"),
