@@ -56,15 +56,20 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
                   splits: tuple[str, ...] = ("train", "val"), spec: RunSpec | None = None) -> dict[str, Any]:
     """Check every split's annotations and every video they list.
 
-    Returns {"videos", "readable", "unreadable": [{"path", "reason"}], "annotation_errors": [{"file", "line",
-    "reason"}], "settings_errors": [message], "splits": {split: number of videos}, "ok"}. The train split must
-    exist; others are optional, except that with `spec` (the run the data is checked for) the splits train reads
-    (train and val) are required and its data.num_classes and data.train_videos are checked as train checks them.
+    Returns {"videos" (distinct), "readable", "unreadable": [{"path", "reason"}], "annotation_errors": [{"file",
+    "line", "reason"}], "settings_errors": [message], "warnings": [message], "splits": {split: videos listed, as
+    training counts them}, "duplicates": {split: lines repeating an earlier one}, "unread_splits": [split whose
+    annotations have errors], "ok"}. The train split must exist; others are optional, except that with `spec` (the
+    run the data is checked for) the splits train reads (train and val) are required and its data.num_classes and
+    data.train_videos are checked as train checks them.
     """
     errors: list[dict[str, Any]] = []
     # Ordered: a video listed in two splits is checked once; frame-list videos keep their record (the frames).
     paths: dict[str, FrameListRecord | None] = {}
     counts: dict[str, int] = {}
+    duplicates: dict[str, int] = {}
+    warnings: list[str] = []
+    unread: list[str] = []
     train_classes = None
     required = ("train", "val") if spec is not None else ("train",)
     for split in splits:
@@ -73,12 +78,19 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
         except MissingAnnotations as err:
             if split in required:
                 errors += [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
+                unread.append(split)
             continue
         except AnnotationError as err:  # once each: a file every split reads (classes.txt) fails in each
             found = [{"file": p.file, "line": p.line, "reason": p.reason} for p in err.problems]
             errors += [e for e in found if e not in errors]
+            unread.append(split)
             continue
         counts[split] = len(ann)
+        repeats = len(ann) - len({r.path for r in ann.records})
+        if repeats:
+            duplicates[split] = repeats
+            warnings.append(f"{ann.files[-1]} lists {repeats} video(s) again on later lines (duplicate lines): "
+                            f"training counts each copy as another video; remove the duplicates")
         if split == "train":
             train_classes = ann.num_classes
         paths.update((str(r.path), r if isinstance(r, FrameListRecord) else None) for r in ann.records)
@@ -91,15 +103,24 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     unreadable = [{"path": p, "reason": r} for p, r in results if r is not None]
     refusals = _run_refusals(spec, counts.get("train"), train_classes) if spec is not None else []
     return {"videos": len(results), "readable": len(results) - len(unreadable), "unreadable": unreadable,
-            "annotation_errors": errors, "settings_errors": refusals, "splits": counts,
-            "ok": not unreadable and not errors and not refusals}
+            "annotation_errors": errors, "settings_errors": refusals, "warnings": warnings, "splits": counts,
+            "duplicates": duplicates, "unread_splits": unread, "ok": not unreadable and not errors and not refusals}
+
+
+def _split_counts(report: dict[str, Any]) -> str:
+    """Each split's count as the report's first line gives it: lines listed, repeats, splits not read."""
+    parts = [f"{split} not read (annotation errors below)" for split in report.get("unread_splits", ())]
+    for split, listed in report["splits"].items():
+        repeats = report.get("duplicates", {}).get(split)
+        parts.append(f"{split} {listed}" + (f" listed, {listed - repeats} distinct" if repeats else ""))
+    return ", ".join(parts)
 
 
 def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
     """The report as text for a terminal."""
-    lines = [f"{name} at {root}: {report['videos']} videos ("
-             + ", ".join(f"{k} {v}" for k, v in report["splits"].items()) + f"), {report['readable']} readable, "
-             f"{len(report['unreadable'])} unreadable, {len(report['annotation_errors'])} annotation error(s)"]
+    lines = [f"{name} at {root}: {report['videos']} videos ({_split_counts(report)}), {report['readable']} "
+             f"readable, {len(report['unreadable'])} unreadable, {len(report['annotation_errors'])} annotation "
+             f"error(s)"]
     if report["unreadable"]:
         lines.append("unreadable videos:")
         lines += [f"  {u['path']}: {u['reason']}" for u in report["unreadable"]]
@@ -107,6 +128,9 @@ def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
         lines.append("annotation errors:")
         lines += [f"  {e['file']}" + (f", line {e['line']}" if e["line"] else "") + f": {e['reason']}"
                   for e in report["annotation_errors"]]
+    if report.get("warnings"):
+        lines.append("warnings:")
+        lines += [f"  {message}" for message in report["warnings"]]
     if report.get("settings_errors"):
         lines.append("harness train with these settings would refuse:")
         lines += [f"  {message}" for message in report["settings_errors"]]

@@ -171,6 +171,22 @@ def test_cli_check_refuses_what_train_refuses(synth, tmp_path, capsys):
     assert "no val.csv" in capsys.readouterr().out
 
 
+def test_cli_check_counts_a_split_it_cannot_read_and_duplicate_lines(synth, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(synth, copy)
+    listed = (synth / "train.csv").read_text()
+    overrides = ["data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
+                 "data.num_classes=4"]
+    (copy / "train.csv").write_text(listed + "x.mp4\n")
+    assert harness("data", "check", *overrides, "data.train_videos=8") == 1
+    assert ": 4 videos (train not read (annotation errors below), val 4)" in capsys.readouterr().out
+    (copy / "train.csv").write_text(listed * 3)
+    assert harness("data", "check", *overrides, "data.train_videos=24") == 0  # train takes them, with a warning
+    out = capsys.readouterr().out
+    assert ": 12 videos (train 24 listed, 8 distinct, val 4)" in out
+    assert f"{copy / 'train.csv'} lists 16 video(s) again on later lines (duplicate lines)" in out
+
+
 def test_cli_check_needs_a_root():
     with pytest.raises(SpecError, match="data.root"):
         harness("data", "check", "data.name=synthetic")
