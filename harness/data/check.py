@@ -52,6 +52,21 @@ def _run_refusals(spec: RunSpec, train_videos: int | None, train_classes: int | 
     return refusals
 
 
+def _shared_videos(listed: dict[str, tuple[str, set[Path]]]) -> list[str]:
+    """A warning for each split that lists videos of the train split: scoring them measures memorisation."""
+    if "train" not in listed:
+        return []
+    train_file, train = listed["train"]
+    warnings = []
+    for split, (file, videos) in listed.items():
+        shared = len(videos & train) if split != "train" else 0
+        if shared:
+            which = "every one" if shared == len(videos) else f"{shared}"
+            warnings.append(f"{file} lists {which} of its {len(videos)} video(s) in {train_file} too: the {split} "
+                            f"split scores videos the model trained on; list other videos in one of them")
+    return warnings
+
+
 def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frames: int = 1, workers: int = 1,
                   splits: tuple[str, ...] = ("train", "val"), spec: RunSpec | None = None) -> dict[str, Any]:
     """Check every split's annotations and every video they list.
@@ -70,6 +85,7 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     duplicates: dict[str, int] = {}
     warnings: list[str] = []
     unread: list[str] = []
+    listed: dict[str, tuple[str, set[Path]]] = {}  # split → (the file listing its videos, their paths)
     train_classes = None
     required = ("train", "val") if spec is not None else ("train",)
     for split in splits:
@@ -91,9 +107,11 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
             duplicates[split] = repeats
             warnings.append(f"{ann.files[-1]} lists {repeats} video(s) again on later lines (duplicate lines): "
                             f"training counts each copy as another video; remove the duplicates")
+        listed[split] = (ann.files[-1], {r.path for r in ann.records})
         if split == "train":
             train_classes = ann.num_classes
         paths.update((str(r.path), r if isinstance(r, FrameListRecord) else None) for r in ann.records)
+    warnings += _shared_videos(listed)
     jobs = [(p, min_frames, frames) for p, frames in paths.items()]
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(workers) as pool:

@@ -187,6 +187,20 @@ def test_cli_check_counts_a_split_it_cannot_read_and_duplicate_lines(synth, tmp_
     assert f"{copy / 'train.csv'} lists 16 video(s) again on later lines (duplicate lines)" in out
 
 
+def test_cli_check_warns_of_a_validation_list_that_shares_training_videos(synth, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(synth, copy)
+    train = (copy / "train.csv").read_text()
+    overrides = ["data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
+                 "data.num_classes=4", "data.train_videos=8"]
+    for val, shared in ((train, "every one of its 8"), (train.splitlines(keepends=True)[0] + (copy / "val.csv")
+                                                        .read_text(), "1 of its 5")):
+        (copy / "val.csv").write_text(val)
+        assert harness("data", "check", *overrides) == 0
+        out = capsys.readouterr().out
+        assert f"{copy / 'val.csv'} lists {shared} video(s) in {copy / 'train.csv'} too" in out
+
+
 def test_cli_check_needs_a_root():
     with pytest.raises(SpecError, match="data.root"):
         harness("data", "check", "data.name=synthetic")
