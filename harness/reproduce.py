@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.io import require_writable_dir
 from harness.results import (
     damaged_record,
+    output_dir_holder,
     recorded,
     results_root,
     reuse_record,
@@ -213,16 +214,52 @@ def launch_lines(suite: str, scale: str, todo: list[ResolvedRun], out_root: Path
     return lines
 
 
+# Run as `python -c` before a train's own command, which it then becomes (exec, same pid): on Linux the train gets
+# SIGTERM when the reproduce that started it ends, however it ends (SIGKILL too), and stops at its last checkpoint
+# instead of training on unwatched, to write its record while a restarted reproduce trains the same run. Not a
+# preexec_fn: Python code between fork and exec in a process with threads may deadlock.
+_STOP_WITH_PARENT = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):  # the parent ended before the line above
+    sys.exit("harness reproduce ended before this run started")
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+LIVE_RUN_POLL_S = 5.0  # how often a restarted reproduce looks whether a run it found running has ended
+
+
+def stopped_with_reproduce(cmd: list[str]) -> list[str]:
+    """`cmd`, made to end (SIGTERM) with this process on Linux, where the kernel can tell (PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return cmd
+    return [sys.executable, "-c", _STOP_WITH_PARENT, str(os.getpid()), *cmd]
+
+
+def _wait_for_live_run(run: ResolvedRun, out: Path) -> bool:
+    """Wait while a process still trains `run` in `out` (one a killed reproduce left, or another reproduce's);
+    True where one did. Starting the run beside it would fail on the folder's lock."""
+    holder = output_dir_holder(out)
+    if holder is None:
+        return False
+    print(f"  {run.run.variant:<24} seed {run.spec.seed} is running in {holder} ({out}): waiting", flush=True)
+    while holder is not None and not _STOPPING.is_set():
+        time.sleep(LIVE_RUN_POLL_S)
+        holder = output_dir_holder(out)
+    return True
+
+
 def _run_one(run: ResolvedRun, out_root: Path, gpus: list[int] | None, results: Path,
              port: int) -> tuple[str, int, float]:
     out = run.output_dir(out_root)
-    cmd = train_command(run, out, port)
+    start = time.perf_counter()
+    if _wait_for_live_run(run, out) and recorded(run.spec, results) is not None:  # it finished the run
+        return run.run.variant, 0, time.perf_counter() - start
+    cmd = stopped_with_reproduce(train_command(run, out, port))
     env = {**os.environ, "HARNESS_RESULTS_DIR": str(results)}
     if gpus is not None:  # indices among the GPUs this process sees (CUDA_VISIBLE_DEVICES may narrow them)
         visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
         env["CUDA_VISIBLE_DEVICES"] = ",".join(visible[g] if g < len(visible) else str(g) for g in gpus)
     out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
     with open(out / "train.log", "a") as logf:
         with _RUNNING_LOCK:
             if _STOPPING.is_set():  # the suite was interrupted while this run waited for a slot: start nothing

@@ -136,7 +136,7 @@ def output_dir_lock(output_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _in_use(output_dir, lock) from None
+            raise _in_use(output_dir, _holder(lock)) from None
         lock.seek(0)
         lock.truncate()
         lock.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
@@ -147,21 +147,33 @@ def output_dir_lock(output_dir: Path) -> Iterator[None]:
 def require_output_dir_free(output_dir: Path) -> None:
     """SpecError where a run holds `output_dir`'s lock (output_dir_lock), found without writing anything there: the
     check before any work, which leaves a folder it refuses for another reason as it was."""
+    holder = output_dir_holder(output_dir)
+    if holder is not None:
+        raise _in_use(output_dir, holder)
+
+
+def output_dir_holder(output_dir: Path) -> str | None:
+    """Who holds `output_dir`'s lock (output_dir_lock) as its lock file says ('pid P on HOST'), or None where no
+    running process does (the system releases the lock of a process that ended, however it ended)."""
     import fcntl
 
-    path = output_dir / LOCK_NAME
+    path = Path(output_dir) / LOCK_NAME
     if not path.is_file():  # no run has written here
-        return
+        return None
     with open(path) as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _in_use(output_dir, lock) from None
+            return _holder(lock)
+    return None
 
 
-def _in_use(output_dir: Path, lock) -> SpecError:
+def _holder(lock) -> str:
     lock.seek(0)
-    holder = lock.read().strip() or "another process"
+    return lock.read().strip() or "another process"
+
+
+def _in_use(output_dir: Path, holder: str) -> SpecError:
     return SpecError(f"'output_dir' {output_dir} is in use by another training run ({holder}). Wait for it to end "
                      f"or stop it, or set output_dir to another folder.")
 
