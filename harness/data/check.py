@@ -26,17 +26,18 @@ def min_clip_frames(plan: Plan) -> int:
     return min(c.t for p in plan.phases if p.epochs > 0 for c in p.cycle)
 
 
-def _scan(args: tuple[str, int, FrameListRecord | None]) -> tuple[str, str | None]:
-    """(path, None) for a usable video, (path, reason) otherwise; extracted frames decode every frame file."""
+def _scan(args: tuple[str, int, FrameListRecord | None]) -> tuple[str, str | None, int, str]:
+    """(path, None, decode errors concealed, the first) for a usable video, (path, reason, 0, "") otherwise;
+    extracted frames decode every frame file."""
     path, min_frames, frames = args
     try:
         if frames is not None:
             scan_frames(frames, min_frames)
-        else:
-            scan_video(path, min_frames)
-        return path, None
+            return path, None, 0, ""
+        info = scan_video(path, min_frames)
+        return path, None, info.decode_errors, info.first_decode_error
     except VideoError as err:
-        return path, str(err)
+        return path, str(err), 0, ""
 
 
 def _run_refusals(spec: RunSpec, train_videos: int | None, train_classes: int | None) -> list[str]:
@@ -72,9 +73,10 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     """Check every split's annotations and every video they list.
 
     Returns {"videos" (distinct), "readable", "unreadable": [{"path", "reason"}], "annotation_errors": [{"file",
-    "line", "reason"}], "settings_errors": [message], "warnings": [message], "splits": {split: videos listed, as
-    training counts them}, "duplicates": {split: lines repeating an earlier one}, "unread_splits": [split whose
-    annotations have errors], "ok"}. The train split must exist; others are optional, except that with `spec` (the
+    "line", "reason"}], "settings_errors": [message], "warnings": [message], "damaged": [{"path", "errors" (that
+    the decoder logged and concealed), "first"}], "splits": {split: videos listed, as training counts them},
+    "duplicates": {split: lines repeating an earlier one}, "unread_splits": [split whose annotations have errors],
+    "ok"}. The train split must exist; others are optional, except that with `spec` (the
     run the data is checked for) the splits train reads (train and val) are required and its data.num_classes and
     data.train_videos are checked as train checks them.
     """
@@ -118,10 +120,12 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
             results = list(pool.map(_scan, jobs, chunksize=8))
     else:
         results = [_scan(j) for j in jobs]
-    unreadable = [{"path": p, "reason": r} for p, r in results if r is not None]
+    unreadable = [{"path": p, "reason": r} for p, r, _, _ in results if r is not None]
+    damaged = [{"path": p, "errors": n, "first": first} for p, _, n, first in results if n]
     refusals = _run_refusals(spec, counts.get("train"), train_classes) if spec is not None else []
     return {"videos": len(results), "readable": len(results) - len(unreadable), "unreadable": unreadable,
-            "annotation_errors": errors, "settings_errors": refusals, "warnings": warnings, "splits": counts,
+            "annotation_errors": errors, "settings_errors": refusals, "warnings": warnings, "damaged": damaged,
+            "splits": counts,
             "duplicates": duplicates, "unread_splits": unread, "ok": not unreadable and not errors and not refusals}
 
 
@@ -136,9 +140,10 @@ def _split_counts(report: dict[str, Any]) -> str:
 
 def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
     """The report as text for a terminal."""
+    damaged = f" ({len(report['damaged'])} with decoding errors)" if report.get("damaged") else ""
     lines = [f"{name} at {root}: {report['videos']} videos ({_split_counts(report)}), {report['readable']} "
-             f"readable, {len(report['unreadable'])} unreadable, {len(report['annotation_errors'])} annotation "
-             f"error(s)"]
+             f"readable{damaged}, {len(report['unreadable'])} unreadable, {len(report['annotation_errors'])} "
+             f"annotation error(s)"]
     if report["unreadable"]:
         lines.append("unreadable videos:")
         lines += [f"  {u['path']}: {u['reason']}" for u in report["unreadable"]]
@@ -146,6 +151,11 @@ def format_report(report: dict[str, Any], name: str, root: str | Path) -> str:
         lines.append("annotation errors:")
         lines += [f"  {e['file']}" + (f", line {e['line']}" if e["line"] else "") + f": {e['reason']}"
                   for e in report["annotation_errors"]]
+    if report.get("damaged"):
+        lines.append("videos with decoding errors (the decoder concealed them: parts of some frames are wrong; "
+                     "training reads them so; re-encode from a good copy or remove them):")
+        lines += [f"  {d['path']}: {d['errors']} error(s) logged by the decoder, the first: {d['first']}"
+                  for d in report["damaged"]]
     if report.get("warnings"):
         lines.append("warnings:")
         lines += [f"  {message}" for message in report["warnings"]]

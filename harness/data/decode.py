@@ -31,6 +31,7 @@ fallback: benchmarks must measure the backend they name): :func:`require_decoder
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import av
+import av.logging
 import numpy as np
 import torch
 
@@ -95,6 +97,9 @@ class VideoInfo:
     # A copy made by `harness data prepare --frame-step K` keeps every K-th frame at its source time; `fps` and
     # `frames` are then the source's (strides count source frames), the file holds frames/K at fps/K.
     frame_step: int = 1
+    # Errors the decoder logged and concealed (damaged data it painted over), and the first of them: scan_video's.
+    decode_errors: int = 0
+    first_decode_error: str = ""
 
 
 # How a prepared copy that keeps every K-th frame says so, with the source's frame rate (containers differ in the
@@ -735,7 +740,7 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
     Catches what opening alone misses: undecodable packets, truncation (fewer seconds decoded than the
     container claims) and videos shorter than `min_frames` frames. Returns the info with the decoded count.
     """
-    with VideoReader(path, threads) as reader:
+    with VideoReader(path, threads) as reader, _logged_errors() as logged:
         info, count, last, rotation, size = reader.info, 0, 0.0, 0, (0, 0)
         stated = reader._stream.frames
         try:
@@ -759,4 +764,21 @@ def scan_video(path: str | Path, min_frames: int = 1, threads: int = 1) -> Video
         raise VideoError("too_short", f"{path}: {count} frame(s), fewer than the {min_frames} a clip needs")
     w, h = (info.height, info.width) if _rotation_steps(rotation) % 2 else (info.width, info.height)
     return VideoInfo(info.path, w, h, info.fps, info.duration, count, rotation, info.codec, info.container,
-                     info.frame_step)
+                     info.frame_step, len(logged), logged[0] if logged else "")
+
+
+@contextlib.contextmanager
+def _logged_errors() -> Iterator[list[str]]:
+    """The error messages FFmpeg logs meanwhile (from any thread): a decoder that conceals damaged data (zeroed
+    bytes in a frame) returns frames and raises nothing, and says so only in its log."""
+    previous, repeated = av.logging.get_level(), av.logging.get_skip_repeated()
+    messages: list[str] = []
+    av.logging.set_level(av.logging.ERROR)
+    av.logging.set_skip_repeated(False)  # each error counted, also where the video before logged the same
+    try:
+        with av.logging.Capture(local=False) as logs:
+            yield messages
+            messages += [message.strip() for level, _, message in logs if level <= av.logging.ERROR]
+    finally:
+        av.logging.set_level(previous)
+        av.logging.set_skip_repeated(repeated)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import av
 import numpy as np
 import pytest
 import torch
 
 from harness.data.annotations import load_annotations
+from harness.data.check import check_dataset, format_report
 from harness.data.clip_dataset import Sampling, VideoClipDataset
 from harness.data.decode import VideoError, VideoReader, read_clip, scan_video, to_rgb, to_rgb_box, to_rgb_boxes
 from harness.data.transforms import CropBox
@@ -254,3 +256,27 @@ def test_an_audio_track_longer_than_the_video_is_not_taken_for_the_video_s_lengt
     sampling = Sampling(num_frames=4, sampling_rate=2, crop_size=32, jitter=(32, 32), eval_clips=2, eval_crops=1)
     views = VideoClipDataset(load_annotations("kinetics400", tmp_path, "train", 1), sampling, train=False)
     assert [views[i]["valid"] for i in range(len(views))] == [True, True]  # the loader's views over the video
+
+
+def test_a_video_whose_decoder_conceals_damaged_data_is_reported_with_its_error_count(tmp_path):
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        pytest.skip("the ffmpeg program is not installed (apt-get install ffmpeg)")
+    clean, damaged = tmp_path / "clean.mp4", tmp_path / "damaged.mp4"
+    subprocess.run([ffmpeg, "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=15:duration=0.6",
+                    "-c:v", "libx264", "-crf", "10", str(clean)], check=True)
+    with av.open(str(clean)) as container:
+        first = next(p for p in container.demux(video=0) if p.size)  # the keyframe: its slice data at the end
+    data = bytearray(clean.read_bytes())
+    at = first.pos + 3 * first.size // 4
+    data[at:at + 16] = bytes(16)  # zeroed as a bad sector or a broken transfer leaves a file
+    damaged.write_bytes(bytes(data))
+    assert scan_video(clean).decode_errors == 0
+    info = scan_video(damaged)  # FFmpeg paints over the damage: every frame decodes
+    assert info.frames == 9 and info.decode_errors >= 1 and info.first_decode_error
+    (tmp_path / "train.csv").write_text("clean.mp4 0\ndamaged.mp4 0\n")
+    report = check_dataset("kinetics400", tmp_path, 1)
+    assert [(d["path"], d["errors"]) for d in report["damaged"]] == [(str(damaged), info.decode_errors)]
+    text = format_report(report, "kinetics400", tmp_path)
+    assert "2 readable (1 with decoding errors)" in text
+    assert f"{damaged}: {info.decode_errors} error(s) logged by the decoder, the first: " in text
