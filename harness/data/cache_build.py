@@ -29,7 +29,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
 from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
+from harness.data.worker_pool import worker_pool
 from harness.spec import SpecError
 
 
@@ -208,7 +209,7 @@ def build_frame_cache(root: str | Path, out_dir: str | Path, *, name: str = "syn
                disable=not progress)
     workers = max(1, workers or os.cpu_count() or 1)
     if workers > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+        with worker_pool(min(workers, len(todo))) as pool:
             pending = {pool.submit(_build_chunk, job) for job in todo}
             try:
                 while pending:

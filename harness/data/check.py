@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from harness.data.clip_dataset import DATASET_SAMPLING
 from harness.data.decode import VideoError, scan_video
 from harness.data.frames import FrameListRecord, scan_frames
 from harness.data.sampler import check_num_classes, check_train_videos
+from harness.data.worker_pool import worker_pool
 from harness.schedule import Plan
 from harness.spec import RunSpec, SpecError
 
@@ -116,7 +116,7 @@ def check_dataset(name: str, root: str | Path, num_classes: int = 400, min_frame
     warnings += _shared_videos(listed)
     jobs = [(p, min_frames, frames) for p, frames in paths.items()]
     if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(workers) as pool:
+        with worker_pool(workers) as pool:
             results = list(pool.map(_scan, jobs, chunksize=8))
     else:
         results = [_scan(j) for j in jobs]

@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -52,6 +52,7 @@ from harness.data.decode import (
     to_rgb,
 )
 from harness.data.headers import read_header, write_headers
+from harness.data.worker_pool import worker_pool
 from harness.io import read_json_object, require_writable_dir
 from harness.records import PrepareRecord
 from harness.spec import SpecError
@@ -239,7 +240,7 @@ def _write_headers(out: Path, videos: list[Path], workers: int, progress: bool) 
     parallel = workers > 1 and len(videos) > 1
     headers = []
     with (tqdm(total=len(videos), desc="headers", unit="video", disable=not progress) as bar,
-          ProcessPoolExecutor(min(workers, len(videos))) if parallel else nullcontext() as pool):
+          worker_pool(min(workers, len(videos))) if parallel else nullcontext() as pool):
         for header in pool.map(read_header, videos, chunksize=64) if parallel else map(read_header, videos):
             headers.append(header)
             bar.update()
@@ -296,7 +297,7 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     results = []
     with tqdm(total=len(targets), initial=len(done), desc="prepare", unit="video", disable=not progress) as bar:
         if workers > 1 and len(todo) > 1:
-            with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+            with worker_pool(min(workers, len(todo))) as pool:
                 for future in as_completed([pool.submit(_job, job) for job in todo]):
                     results.append(future.result())
                     bar.update()

@@ -54,7 +54,7 @@ import io
 import json
 import math
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -63,6 +63,7 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.data.annotations import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
+from harness.data.worker_pool import worker_pool
 from harness.io import read_json_object, require_writable_dir, write_atomic, write_text_atomic
 from harness.spec import SpecError, did_you_mean
 
@@ -604,7 +605,7 @@ def make_synthetic_dataset(out_dir: str | Path, preset: str = "smoke", *, classe
             for i in range(n)]
     bar = tqdm(total=len(jobs), desc=f"synth {preset}", unit="video", disable=not progress)
     if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
+        with worker_pool(workers) as pool:
             for future in as_completed([pool.submit(_job, j) for j in jobs]):
                 future.result()
                 bar.update()

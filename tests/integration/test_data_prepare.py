@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import av
 import pytest
@@ -303,3 +309,48 @@ def test_prepare_skips_a_cut_source_that_would_re_encode_into_a_copy_that_looks_
     assert summary["prepared"] == 1 and [b["path"] for b in summary["bad"]] == [str(root / f"cut.{suffix}")]
     assert "truncated" in summary["bad"][0]["error"] and not (tmp_path / "out" / f"cut.{suffix}").exists()
     assert scan_video(tmp_path / "out" / f"whole.{suffix}").frames == scan_video(whole).frames
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel ends the workers on Linux only")
+def test_workers_end_when_prepare_is_killed(tmp_path):
+    root = write_kinetics_list(tmp_path / "src", videos=24, frames=64)
+    out = tmp_path / "prepared"
+    command = [sys.executable, "-m", "harness", "data", "prepare", "data.name=kinetics", f"data.root={root}",
+               "data.num_classes=4", "--out", str(out), "--workers", "2", "--quiet"]
+    prepare = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 120
+    while len(workers) < 2 and prepare.poll() is None and time.monotonic() < deadline:
+        workers = _children(prepare.pid)
+        time.sleep(0.01)
+    prepare.kill()
+    prepare.wait()
+    assert len(workers) == 2 and not json.loads((out / "prepare.json").read_text())["complete"]  # killed mid-work
+    deadline = time.monotonic() + 5
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in workers if _running(pid)]
+    for pid in left:  # not to leave them to the machine
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the workers outlived the killed prepare"
