@@ -64,12 +64,18 @@ def cmd_profile(args: argparse.Namespace) -> int:
         if _save_or_print_json(record, args):
             return 0
         with_loader = " with loader" if loader is not None else ""
-        print(f"{'run':<24} {'iters':>10} {'ratio':>6} {'pred. h':>9} {'base h':>9} {'speedup':>8}{with_loader}  paper")
+        per = "per GPU" if record["device"].startswith("cuda") else "per CPU process"
+        print(f"suite {record['suite']} at scale={record['scale']} on {record['device']} (predicted times {per})")
+        if record["scale"] == "smoke":
+            print(SMOKE_WARNING)
+        print(f"{'run':<24} {'model':<20} {'iters':>10} {'ratio':>6} {'predicted':>10} {'baseline':>10} "
+              f"{'speedup':>8}{with_loader}  paper")
         for row in record["runs"]:
             paper = ", ".join(f"{p['table']}: {p['speedup']}x" for p in row["paper"])
             bound = f" {row['loader_bound_speedup']:>10.2f}x" if loader is not None else ""
-            print(f"{row['variant']:<24} {row['iterations']:>10,} {row['iteration_ratio']:>6.2f} "
-                  f"{row['predicted_gpu_hours']:>9.2f} {row['baseline_predicted_gpu_hours']:>9.2f} "
+            print(f"{row['variant']:<24} {row['model']:<20} {row['iterations']:>10,} {row['iteration_ratio']:>6.2f} "
+                  f"{format_duration(row['predicted_gpu_hours'] * 3600):>10} "
+                  f"{format_duration(row['baseline_predicted_gpu_hours'] * 3600):>10} "
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
         return 0
     # scale=NAME as `harness train` applies it; the default sub-batch BN leaves the run id as it is
@@ -86,23 +92,51 @@ def cmd_profile(args: argparse.Namespace) -> int:
     record = PlanProfileRecord(**profile_summary(profile), spec=spec.to_dict()).to_dict()
     if _save_or_print_json(record, args):
         return 0
-    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9} {'mem GiB':>8} "
-          f"{'iters (mg)':>11} {'iters (base)':>12}" + (f" {'plain BN ms':>11}" if args.plain_bn else ""))
+    _print_plan_profile(record, spec, args.plain_bn, loader)
+    return 0
+
+
+def format_duration(seconds: float) -> str:
+    """`seconds` in the unit that reads best: 12.3 s, 4.5 min, 2.10 h."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+# At the smoke scale's tiny shapes a step is mostly framework overhead: its time, hence the speedup, is mostly noise
+# and says nothing of the speedup at the shapes a real run trains at.
+SMOKE_WARNING = ("warning: smoke-scale step times are noise (tiny shapes: mostly framework overhead); the speedup "
+                 "below says nothing of a real run's. Profile at the shapes you will train at (scale=proxy, "
+                 "scale=paper, or your own data.num_frames and data.crop_size).")
+
+
+def _print_plan_profile(record: dict, spec, plain_bn: bool, loader) -> None:
+    """The table of a plan's profile: the model profiled, every shape's step, the predicted runs."""
+    on_gpu = record["device"].startswith("cuda")
+    per = "per GPU" if on_gpu else "per CPU process"
+    print(f"profile of {record['model']} ({record['recipe'] or 'the default recipe'}, scale={spec.scale}) on "
+          f"{record['device']}, {record['step']} steps")
+    if spec.scale == "smoke":
+        print(SMOKE_WARNING)
+    mem_head = f" {'mem GiB':>8}" if on_gpu else ""
+    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9}{mem_head} "
+          f"{'iters (mg)':>11} {'iters (base)':>12}" + (f" {'plain BN ms':>11}" if plain_bn else ""))
     for row in record["shapes"]:
         plain = f" {row['plain_bn_ms']:>11.1f}" if "plain_bn_ms" in row else ""
+        mem = f" {row['peak_mem_gib']:>8.2f}" if on_gpu else ""
         print(f"{row['t']:>4} {row['s']:>4} {row['batch']:>6} {row['bn_splits']:>3} {row['median_ms']:>9.1f} "
-              f"{row['clips_per_s']:>9.1f} {row['peak_mem_gib']:>8.2f} {row['iterations']:>11,} "
-              f"{row['baseline_iterations']:>12,}{plain}")
-    print(f"predicted on {record['device']}: {record['kind']} {record['predicted_hours']:.2f} h vs baseline "
-          f"{record['baseline_predicted_hours']:.2f} h per GPU -> {record['predicted_speedup']:.2f}x speedup "
-          f"({record['iteration_ratio']:.2f}x fewer iterations)")
+              f"{row['clips_per_s']:>9.1f}{mem} {row['iterations']:>11,} {row['baseline_iterations']:>12,}{plain}")
+    print(f"predicted on {record['device']}: {record['kind']} {format_duration(record['predicted_hours'] * 3600)} vs "
+          f"baseline {format_duration(record['baseline_predicted_hours'] * 3600)} {per} -> "
+          f"{record['predicted_speedup']:.2f}x speedup ({record['iteration_ratio']:.2f}x fewer iterations)")
     if loader is not None:
         bound = record["loader_bound"]
         slow = sorted({f"{r['t']}x{r['s']}" for r in bound["shapes"] if r["bound"] == "loader"})
-        print(f"with the loader ({loader.source}): {bound['predicted_hours']:.2f} h vs baseline "
-              f"{bound['baseline_predicted_hours']:.2f} h -> {bound['predicted_speedup']:.2f}x; "
+        print(f"with the loader ({loader.source}): {format_duration(bound['predicted_hours'] * 3600)} vs baseline "
+              f"{format_duration(bound['baseline_predicted_hours'] * 3600)} -> {bound['predicted_speedup']:.2f}x; "
               f"loader-bound shapes: {', '.join(slow) or 'none'}")
-    return 0
 
 
 def _with_scale(overrides: list[str], scale: str | None) -> list[str]:
