@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+
+@contextlib.contextmanager
+def naming_the_file(path: Path) -> Iterator[None]:
+    """OSErrors raised inside that name no file are raised again naming `path`: a write the disk refuses (no space
+    left, a quota) names none, and the message must say which file could not be written."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
 
 
 def write_atomic(path: Path, write: Callable[[Path], None], new: bool = False) -> Path:
@@ -20,9 +33,10 @@ def write_atomic(path: Path, write: Callable[[Path], None], new: bool = False) -
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
+        with naming_the_file(path):
+            write(tmp)
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
         umask = os.umask(0)
         os.umask(umask)
         tmp.chmod(0o666 & ~umask)  # mkstemp makes 0600; results and reports are for everyone to read

@@ -44,6 +44,7 @@ from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
 from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
 from harness.data.worker_pool import worker_pool
+from harness.io import naming_the_file
 from harness.spec import SpecError
 
 
@@ -107,7 +108,8 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
 
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.partial")
-    tmp.write_bytes(data)
+    with naming_the_file(path):
+        tmp.write_bytes(data)
     os.replace(tmp, path)
 
 
@@ -121,7 +123,7 @@ def _build_chunk(job: tuple[str, int, list[tuple[str, str]], int | None]) -> dic
     entries: dict[str, dict[str, Any]] = {}
     bad: dict[str, dict[str, Any]] = {}
     times: list[float] = []
-    with open(shard.with_name(shard.name + ".partial"), "wb") as out:
+    with naming_the_file(shard), open(shard.with_name(shard.name + ".partial"), "wb") as out:
         for key, path in videos:
             offset = out.tell()
             try:
@@ -137,7 +139,7 @@ def _build_chunk(job: tuple[str, int, list[tuple[str, str]], int | None]) -> dic
             times += stamps
         nbytes = out.tell()
     os.replace(shard.with_name(shard.name + ".partial"), shard)
-    with open(times_file.with_name(times_file.name + ".partial"), "wb") as f:
+    with naming_the_file(times_file), open(times_file.with_name(times_file.name + ".partial"), "wb") as f:
         np.save(f, np.asarray(times, dtype=np.float64))
     os.replace(times_file.with_name(times_file.name + ".partial"), times_file)
     marker = {"chunk": k, "keys": [key for key, _ in videos], "videos": entries, "bad": bad, "bytes": nbytes,

@@ -53,7 +53,7 @@ from harness.data.decode import (
 )
 from harness.data.headers import read_header, write_headers
 from harness.data.worker_pool import worker_pool
-from harness.io import read_json_object, require_writable_dir
+from harness.io import naming_the_file, read_json_object, require_writable_dir
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 
@@ -249,7 +249,8 @@ def _write_headers(out: Path, videos: list[Path], workers: int, progress: bool) 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    with naming_the_file(path):
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -290,7 +291,8 @@ def prepare_dataset(root: str | Path, out_dir: str | Path, *, name: str, num_cla
     for src, dst in copies.items():  # unchanged: the copy's videos keep their relative paths
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.partial")
-        shutil.copyfile(src, tmp)
+        with naming_the_file(dst):
+            shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
     done = [src for src, dst in targets.items() if dst.is_file()]
     todo = [(str(src), str(dst), settings) for src, dst in targets.items() if not dst.is_file()]
