@@ -461,7 +461,8 @@ def report_answer(tables: Sequence[Table]) -> list[str]:
     """The report's generated answer sentences: the convergence rule, Figure 3's ordering, each paper table's
     order; each with its uncertainty."""
     by_id = {t.id: t for t in tables}
-    return [*(n for t in tables if t.id == "convergence" for n in t.notes),
+    return [*verdict.verdict_sentences(by_id.get("verdict")),
+            *(n for t in tables if t.id == "convergence" for n in t.notes),
             *(verdict.ordering_sentences(by_id["runs"].rows) if "runs" in by_id else []),
             *(line for t in tables if t.id in TABLE_TITLES for line in [verdict.paper_order_sentence(t)] if line)]
 
@@ -577,13 +578,16 @@ def report_summary(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             "total": len(suite.runs), "newest": dates[-1] if dates else None}
 
 
-def build_index(summaries: Sequence[Mapping[str, Any]], overview: Sequence[Mapping[str, Any]] = ()) -> str:
-    """reports/index.html: a link to every suite's report (suites without one are listed greyed out), then every
-    paper table's rows in one table (`overview_rows`)."""
+def build_index(summaries: Sequence[Mapping[str, Any]], overview: Sequence[Mapping[str, Any]] = (),
+                collections: Sequence[str] = ()) -> str:
+    """reports/index.html: a link to every suite's report (suites without one are listed greyed out), to every
+    other folder of reports beside them (`collections`, e.g. runs fine-tuned from another model), then every paper
+    table's rows in one table (`overview_rows`)."""
     keys = ("suite", "description", "scale", "done", "total", "newest", "href")
     rows = [{**{k: s.get(k) for k in keys}, "name": s.get("suite")} for s in summaries]
     cells, note = overview_cells(overview)
-    return _ENV.from_string(INDEX).render(suites=rows, overview_header=HEADER, overview=cells, overview_note=note)
+    return _ENV.from_string(INDEX).render(suites=rows, overview_header=HEADER, overview=cells, overview_note=note,
+                                          collections=list(collections))
 
 
 def _write(path: Path, text: str) -> Path:
@@ -742,7 +746,10 @@ def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
     _write(Path(out_dir) / "overview.md", overview_markdown(overview))
     if Path(out_dir).resolve() == default_reports_dir().resolve():  # the checkout's reports: its README too
         readme.write_block(default_reports_dir().parent / "README.md", readme_results(summaries, overview))
-    return _write(Path(out_dir) / "index.html", build_index(summaries, overview))
+    names = set(suite_names())
+    collections = sorted(d.name for d in Path(out_dir).iterdir()
+                         if d.is_dir() and d.name not in names and (d / "index.html").is_file())
+    return _write(Path(out_dir) / "index.html", build_index(summaries, overview, collections))
 
 
 def _index_rows(results_dir: Path, summaries: Mapping[str, dict | None]) -> tuple[list[dict], list[dict]]:

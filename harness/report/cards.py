@@ -52,13 +52,14 @@ def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Map
         return list(records), []
     reference = cards.most_common(1)[0][0]
     base_s: dict[tuple[str, Hashable], float] = {}
+    base_n: dict[tuple[str, Hashable], int] = {}
     for card in cards:
         for key in {group(r) for r in records}:
-            mean = _mean([t for r in records if gpu_of(r) == card and group(r) == key and is_baseline(r)
-                          and (t := _train_s(r)) is not None])
-            if mean is not None:
-                base_s[card, key] = mean
-    out, notes, factors = [], [], {}
+            times = [t for r in records if gpu_of(r) == card and group(r) == key and is_baseline(r)
+                     and (t := _train_s(r)) is not None]
+            if times:
+                base_s[card, key], base_n[card, key] = _mean(times), len(times)
+    out, notes, factors, basis = [], [], {}, {}
     for r in records:
         card, key = gpu_of(r), group(r)
         if card == reference:
@@ -68,6 +69,7 @@ def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Map
         factor = base_s[reference, key] / base_s[card, key] if comparable else None
         if comparable:
             factors[card] = factor
+            basis[card] = (base_n[reference, key], base_n[card, key])
         measured = {**(r.get("measured") or {}), "train_s": _train_s(r) * factor if comparable else None}
         out.append({**r, "measured": measured,
                     "time_scale": {"gpu": card, "to_gpu": reference, "factor": factor, "train_s": _train_s(r)}})
@@ -85,7 +87,9 @@ def on_one_card(records: Sequence[Mapping[str, Any]], is_baseline: Callable[[Map
             notes.append(f"{where}, and no seed of the run is timed on a card with one: left out")
     for card, factor in sorted(factors.items()):
         count = sum(1 for r in out if gpu_of(r) == card)
+        on_reference, on_card = basis[card]
         notes.append(f"{count} run(s) trained on {card}: their times are shown in {reference} seconds, scaled by "
-                     f"{factor:.3f}, the ratio of the 1.0× baseline's mean time on {reference} to that on {card}. "
-                     f"So each speedup is its own card's (baseline time over run time on {card}).")
+                     f"{factor:.3f}, the ratio of the 1.0× baseline's mean time on {reference} ({on_reference} "
+                     f"run(s)) to that on {card} ({on_card} run(s)). So each speedup is its own card's (baseline "
+                     f"time over run time on {card}).")
     return out, notes

@@ -131,10 +131,17 @@ def select_records(suite: SuiteDef, records: Iterable[Mapping[str, Any]], scale:
             raise NoSuchSetup(f"{suite.name}: no complete records run on {gpus} GPU(s) at {scale} scale; "
                              f"recorded setups: {', '.join(setups) or 'none'}")
     setup = max(newest_first, key=lambda s: (len(setups[s]), -newest_first.index(s)), default=None)
-    in_setup, card_notes = on_one_card([r for r in complete if record_scale(r) == scale and record_setup(r) == setup],
-                                       is_plain_baseline, baseline_key)
+    # A variant's records of older settings are told apart before the cards are: the reason they are left out is
+    # their settings, whatever card they ran on.
+    newest_settings: dict[str, str] = {}
+    shown, older = [], []
+    for r in complete:
+        if record_scale(r) == scale and record_setup(r) == setup:
+            key = seeds_key(r.get("spec") or {})
+            (shown if newest_settings.setdefault(str(r["variant"]), key) == key else older).append(r)
+    in_setup, card_notes = on_one_card(shown, is_plain_baseline, baseline_key)
     notes.extend(card_notes)
-    complete = [*in_setup, *(r for r in complete if record_scale(r) != scale or record_setup(r) != setup)]
+    complete = [*in_setup, *older, *(r for r in complete if record_scale(r) != scale or record_setup(r) != setup)]
     by_run: dict[str, list[Mapping[str, Any]]] = {}  # per variant, every complete run of its newest settings
     settings: dict[str, str] = {}  # per variant, its newest record's settings: only its seeds are averaged
     other: dict[str, int] = {}

@@ -142,6 +142,9 @@ th { background: #eef1f6; } .none { color: #9aa1ad; }
 <td>{% if s.href %}{{ s.done }} of {{ s.total }}{% else %}<span class="none">no report yet</span>{% endif %}</td>
 <td>{{ s.newest or "" }}</td></tr>
 {% endfor %}</tbody></table>
+{% if collections %}<p>Reports of other settings, each a folder of reports with its own index:
+{% for c in collections %}<a href="{{ c }}/index.html">{{ c }}</a>{% if not loop.last %}, {% endif %}{% endfor %}.</p>
+{% endif %}
 {% if overview %}<h2>Every paper table in one place</h2>
 <table><thead><tr>{% for h in overview_header %}<th>{{ h }}</th>{% endfor %}</tr></thead><tbody>
 {% for row in overview %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>

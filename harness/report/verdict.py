@@ -175,7 +175,7 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
         predicted = bound.get(str(r.get("variant")))
         equal = equal_accuracy(r, curve) if len(curve) >= 2 and r.get("method") != "baseline" else None
         out.append({"variant": r["variant"], "epochs_x": r.get("epochs_x"), "seeds": r.get("seeds"),
-                    "score": r[metric], "delta": compared[f"{metric}_delta"],
+                    "margin": margin, "score": r[metric], "delta": compared[f"{metric}_delta"],
                     "interval": compared[f"{metric}_delta_interval"], "df": compared[f"{metric}_delta_df"],
                     "lower": compared[f"{metric}_delta_lower"], "compared": compared[f"{metric}_compared"],
                     "verdict": compared[f"{metric}_verdict"], "seeds_needed": compared[f"{metric}_seeds_needed"],
@@ -220,6 +220,18 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
              "the GPU of the profile record" + (f" ({bound_gpu})" if bound_gpu else "") + "."
              + _cards_note(out, bound_gpu, gpu),)
     return Table("verdict", "Verdict per run: accuracy kept, at what speedup", columns, tuple(out), notes)
+
+
+def verdict_sentences(table: Table | None) -> list[str]:
+    """The verdict table in a sentence: how many runs each word covers against their baselines, and which."""
+    if table is None or not table.rows:
+        return []
+    by_word: dict[str, list[str]] = {}
+    for r in table.rows:
+        by_word.setdefault(str(r["verdict"]), []).append(str(r["variant"]))
+    parts = [f"{len(by_word[w])} {w} ({', '.join(by_word[w])})" for w in stats.VERDICTS if w in by_word]
+    return [f"Against their baselines at the margin δ = {table.rows[0]['margin']:g} point(s): " + "; ".join(parts)
+            + "."]
 
 
 def _cards_note(rows: Sequence[Mapping[str, Any]], bound_gpu: str | None, gpu: str | None) -> str:

@@ -393,6 +393,11 @@ def test_the_index_puts_every_paper_table_in_one_place(tmp_path):
     assert args.func(args) == 0
     table3 = [line for line in (out / "overview.md").read_text().splitlines() if line.startswith("| 3 |")]
     assert any("i3d_multigrid" in line and "3.71× (eager)" in line for line in table3)
+    # Another folder of reports beside the suites' (runs of another setting) is linked from the index.
+    (out / "finetuned" / "ssv2").mkdir(parents=True)
+    (out / "finetuned" / "index.html").write_text("<html></html>")
+    assert args.func(args) == 0
+    assert '<a href="finetuned/index.html">finetuned</a>' in (out / "index.html").read_text()
 
 
 def test_an_overview_without_profiles_says_so():

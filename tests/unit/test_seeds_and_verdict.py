@@ -144,6 +144,9 @@ def test_verdict_words_follow_the_margin_rule():
     assert better["verdict"] == "better" and better["lower"] > 0
     assert noisy["verdict"] == "inconclusive" and noisy["seeds_needed"] > 3
     assert "δ = 1 point(s)" in table.notes[0] and "Welch" in table.notes[0]
+    assert verdict.verdict_sentences(table) == [
+        "Against their baselines at the margin δ = 1 point(s): 1 better (mg_2.0); 1 within δ (mg_1.5); 1 worse "
+        "(mg_1.0); 1 inconclusive (mg_0.75)."]
     # A wider margin turns the noisy run's open question into one the margin decides.
     assert verdict_table(rows, rows[0], margin=10.0).rows[3]["verdict"] == "within δ"
 
