@@ -77,18 +77,61 @@ def _same_value(given: str, scaled: str) -> bool:
         return given == scaled
 
 
-def _require_output_dir(overrides: Sequence[str]) -> None:
+def _require_output_dir(overrides: Sequence[str]) -> Path:
     """Refuse a missing or unwritable output_dir, or one another run is writing in, before a scale's synthetic data
     is generated (minutes at proxy scale) rather than after; train() checks the composed value again, and holds
-    the folder's lock while it runs."""
+    the folder's lock while it runs. Returns the first folder of output_dir's path that did not exist yet and
+    this call made (None where output_dir was there)."""
     from harness.results import require_output_dir, require_output_dir_free
 
     given = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "output_dir"]
     if not given or not given[-1]:
         raise SpecError("Set output_dir=DIR: checkpoints and record.json are written there.")
+    made = _first_missing(Path(given[-1]).absolute())
     out = require_output_dir(Path(given[-1]))
     if int(os.environ.get("RANK", "0")) == 0:  # under torchrun the first rank's train() holds the lock, not the others
         require_output_dir_free(out)
+    return made
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of `path` (itself included) that does not exist, or None."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists() or folder.is_symlink():
+            break
+        missing = folder
+    return missing
+
+
+def _entries(folder: Path) -> set[str]:
+    return set(os.listdir(folder)) if folder.is_dir() else set()
+
+
+def _remove_what_a_refused_run_made(out: Path, made: Path | None, before: set[str]) -> None:
+    """After a run that added nothing else to `out` (which held `before`): the lock file it made there (where no
+    run holds it), and the folders down to `out` it made, where they are empty."""
+    import fcntl
+
+    from harness.results import LOCK_NAME
+
+    lock = out / LOCK_NAME
+    if _entries(out) - before == {LOCK_NAME} and lock.is_file():
+        with open(lock) as held:
+            try:  # a run started meanwhile holds it: leave it
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            lock.unlink()
+    if made is None:
+        return
+    for folder in (out.absolute(), *out.absolute().parents):
+        try:
+            folder.rmdir()  # only where empty
+        except OSError:
+            return
+        if folder == made:
+            return
 
 
 def _require_known_suite_run(overrides: Sequence[str]) -> None:
@@ -111,14 +154,21 @@ def cmd_train(args: argparse.Namespace) -> int:
     from harness.train.loop import TrainingDiverged, train
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    _require_output_dir(args.overrides)
-    _require_known_suite_run(args.overrides)
-    spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
+    out = Path(next((o.split("=", 1)[1] for o in reversed(args.overrides)
+                     if "=" in o and override_key(o) == "output_dir"), ""))
+    before = _entries(out) if out.parts else set()
+    made = _require_output_dir(args.overrides)
     try:
+        _require_known_suite_run(args.overrides)
+        spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
         record = train(spec)
     except TrainingDiverged as err:
         print(f"harness train: diverged: {err}", file=sys.stderr)
         return 3
+    except BaseException:  # refused (a bad data.root), or stopped before writing anything: no folder left of it
+        if int(os.environ.get("RANK", "0")) == 0:
+            _remove_what_a_refused_run_made(out, made, before)
+        raise
     if int(os.environ.get("RANK", "0")) != 0:  # every rank returns the record; one of them reports it
         return 0
     final = record["final"]

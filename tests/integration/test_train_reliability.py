@@ -227,3 +227,17 @@ def test_a_fine_tuning_run_resumes_without_its_pretrained_file(tiny_root, tmp_pa
     resumed = train(compose(overrides))
     assert resumed["resumed_from_iteration"] == int(kept[0].stem.split("_")[1]) > 0
     assert resumed["epoch_losses"] == whole["epoch_losses"] and resumed["final"] == whole["final"]
+
+
+def test_a_run_refused_for_its_data_root_leaves_nothing_in_output_dir(tmp_path, capsys):
+    from harness.cli import main
+
+    made, kept = tmp_path / "new" / "run", tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine\n")
+    for out in (made, kept):
+        code = main(["train", "data.name=synthetic", f"data.root={tmp_path / 'nonexistent'}", f"output_dir={out}",
+                     "scale=smoke"])
+        assert code == 2 and "is not a directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]  # the folders it made are gone
+    assert [p.name for p in kept.iterdir()] == ["notes.txt"]  # and no lock file left beside what was there
