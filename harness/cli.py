@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from harness.cli_args import gathered_overrides, require_each_key_once
 from harness.spec import SpecError, known_keys
 
 
@@ -65,11 +66,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 0
     from harness.cli_train import scaled_overrides
     from harness.config import compose
+    from harness.models.check import require_planned_frames
     from harness.schedule import build_plan
     from harness.schedule.summary import plan_summary
 
     # scale=NAME plans what `harness train` would train: placeholders stand for the scale's synthetic data.
     plan = build_plan(compose(scaled_overrides(args.overrides)))
+    require_planned_frames(plan)  # a plan train refuses is no plan to print
     if args.fvcore:
         summary = plan_summary(plan, _fvcore_clip_cost(plan), "GFLOPs (fvcore, forward)")
     else:
@@ -81,12 +84,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _fvcore_clip_cost(plan):
     """Forward GFLOPs of one clip at every (t, s) the plan or its baseline uses, counted once each by fvcore."""
     from harness.models import build_model
-    from harness.models.check import require_planned_frames
     from harness.models.flops import count_flops
     from harness.schedule import baseline_spec, build_plan
     from harness.schedule.trained import planned_clip_sizes
 
-    require_planned_frames(plan)
     model = build_model(plan.spec.model, plan.spec.data.num_classes)
     shapes = set(planned_clip_sizes(plan)) | set(planned_clip_sizes(build_plan(baseline_spec(plan.spec))))
     gflops = {(t, s): count_flops(model, t, s).gflops for t, s in sorted(shapes)}
@@ -143,6 +144,9 @@ _WRITE_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "overrides"):
+            args.overrides = gathered_overrides(args)
+            require_each_key_once(args.overrides)
         return args.func(args)
     except SpecError as err:
         print(f"harness {args.command}: error: {err}", file=sys.stderr)

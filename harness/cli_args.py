@@ -32,3 +32,45 @@ def path(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must name a file or folder, got an empty value (an unset shell variable?)")
     return text
+
+
+class ValuesBeforeOverrides(argparse.Action):
+    """A flag's `nargs="+"` values that end at the first key=value token: that token and those after it are the
+    command's overrides (argparse would read `--only baseline data.root=DIR` as two variants). They are kept in
+    `overrides_among_values`, which `gathered_overrides` adds to the command's overrides. `convert` is the values'
+    type (argparse's `type=` would refuse a key=value before this action sees it)."""
+
+    def __init__(self, *args, convert: Callable[[str], object] = str, **kwargs):
+        super().__init__(*args, nargs="+", **kwargs)
+        self.convert = convert
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        end = next((i for i, v in enumerate(values) if "=" in v), len(values))
+        if end == 0:
+            raise argparse.ArgumentError(self, f"expected at least one {self.metavar or 'value'} before {values[0]}")
+        setattr(namespace, self.dest, [self._converted(v) for v in values[:end]])
+        namespace.overrides_among_values = [*getattr(namespace, "overrides_among_values", []), *values[end:]]
+
+    def _converted(self, value: str):
+        try:
+            return self.convert(value)
+        except ValueError:
+            raise argparse.ArgumentError(self, f"invalid {self.metavar or 'value'}: {value!r}") from None
+
+
+def gathered_overrides(args: argparse.Namespace) -> list[str]:
+    """The command's key=value overrides: its positional ones and those given after a ValuesBeforeOverrides flag."""
+    return [*(getattr(args, "overrides", None) or []), *getattr(args, "overrides_among_values", [])]
+
+
+def require_each_key_once(overrides: list[str]) -> None:
+    """SpecError naming a key that `overrides` set twice (`a=1 a=2`), which would otherwise take the last value
+    silently, whichever the user meant."""
+    from harness.spec import SpecError
+
+    seen: dict[str, str] = {}
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key in seen:
+            raise SpecError(f"'{key}' is given twice ({seen[key]} and {override}): give each key once.")
+        seen[key] = override

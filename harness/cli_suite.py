@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli_args import path
+from harness.cli_args import ValuesBeforeOverrides, path
 
 # Keys that reproduce sets for each run itself; an override of one would be overruled or would mislabel the run.
 _SET_BY_REPRODUCE = {"scale": "give the scale as --scale NAME", "suite": "give the suite as --suite NAME",
@@ -65,9 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--out", default=None, type=path, metavar="DIR",
                      help="folder of reports to write SUITE/index.html in (default: reports/ beside the results "
                           "folder: this checkout's reports/, or DIR/../reports for --results DIR)")
-    rep.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
+    rep.add_argument("--only", action=ValuesBeforeOverrides, default=None, metavar="VARIANT",
                      help="run only these variants, in this order (the report still shows every record)")
-    rep.add_argument("--seeds", nargs="+", type=int, default=None, metavar="N",
+    rep.add_argument("--seeds", action=ValuesBeforeOverrides, convert=int, default=None, metavar="N",
                      help="run every (selected) run once per seed (initialisation and data order; same videos); "
                           "the report shows mean ± std over seeds")
     rep.add_argument("--no-report", action="store_true")
