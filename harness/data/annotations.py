@@ -56,6 +56,7 @@ import json
 import logging
 import math
 import re
+import stat
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,7 +113,30 @@ class Annotations:
 
 
 def _first_file(candidates: list[Path]) -> Path | None:
-    return next((p for p in candidates if p.is_file()), None)
+    """The first of `candidates` that is a file; AnnotationError where one before it is there but is no regular
+    file (a folder, a named pipe, a link to nothing), which would otherwise be passed over as missing."""
+    for path in candidates:
+        if path.is_file():
+            return path
+        what = _not_a_file(path)
+        if what:
+            raise AnnotationError([AnnotationProblem(str(path), 0, f"is {what}, not a regular file; put the "
+                                                                   f"annotation file there, or move it away")])
+    return None
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What stands at `path` where it is not a regular file ("a folder", "a named pipe (FIFO)", ...); None where
+    nothing does."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nothing" if path.is_symlink() else None
+    except OSError:
+        return None  # not searchable: opening says so
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), None)
 
 
 def _first_dir(candidates: list[Path], default: Path) -> Path:

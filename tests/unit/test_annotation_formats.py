@@ -5,6 +5,7 @@ the file, the line and what to give instead. Videos are empty files here: only t
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 
 import pytest
@@ -212,6 +213,18 @@ def test_a_class_name_without_a_label_map_is_named_once_with_the_fix(tmp_path):
     assert [(p.line, p.reason) for p in err.value.problems] == [
         (1, "label 'zumba' (and 1 more line(s)) is not an integer class index; give indices, or put a classes.txt "
             "naming the classes (one a line) beside train.csv")]
+
+
+@pytest.mark.parametrize("make, what", [(lambda p: p.mkdir(), "a folder"), (os.mkfifo, "a named pipe (FIFO)"),
+                                         (lambda p: p.symlink_to(p.with_name("gone.csv")),
+                                          "a symbolic link to nothing")], ids=["folder", "fifo", "dangling-link"])
+def test_a_list_that_is_no_regular_file_is_named_as_such_not_as_missing(tmp_path, make, what):
+    make(tmp_path / "train.csv")
+    with pytest.raises(AnnotationError) as err:
+        load_annotations("kinetics400", tmp_path, "train", 400)
+    assert [(p.file, p.reason) for p in err.value.problems] == [
+        (str(tmp_path / "train.csv"), f"is {what}, not a regular file; put the annotation file there, or move it "
+                                      f"away")]
 
 
 @pytest.mark.parametrize("text, why", [
