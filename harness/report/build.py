@@ -27,6 +27,7 @@ from harness.report.inputs import (
     select_records,
     suite_names,
 )
+from harness.report.markdown import without_html
 from harness.report.overview import HEADER, overview_cells, overview_markdown, overview_rows
 from harness.report.publish import clean_stale, publish, require_not_fewer
 from harness.report.tables import (
@@ -639,7 +640,7 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
         require_writable_dir(where, "--out")
     html, tables, summary = _render(suite_def, results_dir, records, problems, scale, gpus)
     files = {"tables.csv": tables_csv(tables),
-             "tables.md": f"# {suite}: {suite_def.description}\n\n" + tables_markdown(tables),
+             "tables.md": f"# {suite}: {suite_def.description}\n\n" + tables_markdown(without_html(tables)),
              "summary.json": json.dumps(summary, indent=2) + "\n", "index.html": html}
     publish(folder, files)  # every file at once: a killed write leaves the old report whole
     write_index(out_dir, results_dir)
