@@ -18,10 +18,10 @@ Layouts under ``data.root`` (first match wins):
   JSON object {name: index} (PyTorchVideo's); indices 0..n-1; with it a list's labels may be class names. The
   official CSV (any CSV with a ``youtube_id`` column: extra columns such as ``is_cc``, a quoted header, pandas' index
   column, times written as floats, and semicolons or tabs for commas, as spreadsheets save them, are read too) has
-  videos
-  ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``, ``videos_{split}/``
-  (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there (named by the label, or
-  with underscores for spaces and hyphens for parentheses, as MMAction2's ``rename_classnames.sh`` leaves them);
+  videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``,
+  ``videos_{split}/`` (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there
+  (named by the label, or with underscores for spaces and hyphens for parentheses, as MMAction2's
+  ``rename_classnames.sh`` leaves them);
   classes are the train CSV's labels sorted by code point (the reference's indices). Where a split has no CSV or
   list, the original release's JSON is read the same way: ``kinetics_{split}.json`` (or ``{split}.json``, in the root
   or ``annotations/``), ``{youtube_id: {"annotations": {"label", "segment": [start, end]}, ...}}``, the classes
@@ -180,6 +180,23 @@ def _path_label(line: str) -> tuple[str, str] | str:
     return path, label
 
 
+# Names a video file in a list ends with: a path followed by other fields is a line with more columns.
+_VIDEO_NAME = re.compile(r".*\.(mp4|m4v|mkv|webm|avi|mov|mpg|mpeg|mts|m2ts|ts|flv|wmv|3gp|ogv|gif)", re.IGNORECASE)
+
+
+def _extra_columns(line: str, path: str) -> str | None:
+    """Why `line` is not 'path label' where its `path` holds a video's file name and then other fields (a text
+    column, `path label name`): read as one path, its last field taken for the label, it would name no video and
+    a wrong class; None otherwise."""
+    fields = re.split(r"[\s,]+", path)
+    last = max((i for i, f in enumerate(fields) if _VIDEO_NAME.fullmatch(f)), default=None)
+    if last is None or last == len(fields) - 1:
+        return None
+    rest = line[line.index(fields[last]) + len(fields[last]):].strip(" \t,")
+    return (f"{line!r} has other columns after the video {fields[last]!r} ({rest!r}): give one 'path label' a "
+            f"line, the label a class index or a class name of classes.txt")
+
+
 def _named_label(line: str, index: dict[str, int]) -> tuple[str, int] | None:
     """(path, class index) of a list line that ends in a class name of `index` (after whitespace or a comma; names
     may hold spaces, as Kinetics' do: the longest that fits), or None."""
@@ -237,6 +254,10 @@ def read_path_label_list(list_file: Path, root: Path, num_classes: int, bases: t
             problems.append(AnnotationProblem(str(list_file), n, parsed))
             continue
         path, label = parsed
+        extra = _extra_columns(line, path)
+        if extra:
+            problems.append(AnnotationProblem(str(list_file), n, extra))
+            continue
         if "\\" in path and "/" not in path:  # a list written on Windows: backslashes between its folders
             path = path.replace("\\", "/")
         try:

@@ -215,6 +215,19 @@ def test_a_class_name_without_a_label_map_is_named_once_with_the_fix(tmp_path):
             "naming the classes (one a line) beside train.csv")]
 
 
+@pytest.mark.parametrize("line, rest", [("a.mp4,3,take 7", "3,take 7"), ("a.mp4 3 take 7", "3 take 7"),
+                                        ("a.mp4 0 abseiling", "0 abseiling")], ids=["csv", "spaces", "class-name"])
+def test_a_list_line_with_a_text_column_is_named_for_its_columns_not_its_label(tmp_path, line, rest):
+    # Read as one path and a label, 'take 7' gave label 7 ("out of range") and a video named 'a.mp4,3,take'.
+    (tmp_path / "classes.txt").write_text("abseiling\nzumba\n")
+    (tmp_path / "train.csv").write_text(f"b.mp4 1\n{line}\n")
+    with pytest.raises(AnnotationError) as err:
+        load_annotations("kinetics400", tmp_path, "train", 400)
+    assert [(p.line, p.reason) for p in err.value.problems] == [
+        (2, f"{line!r} has other columns after the video 'a.mp4' ({rest!r}): give one 'path label' a line, the "
+            f"label a class index or a class name of classes.txt")]
+
+
 @pytest.mark.parametrize("make, what", [(lambda p: p.mkdir(), "a folder"), (os.mkfifo, "a named pipe (FIFO)"),
                                          (lambda p: p.symlink_to(p.with_name("gone.csv")),
                                           "a symbolic link to nothing")], ids=["folder", "fifo", "dangling-link"])
