@@ -173,11 +173,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     final = record["final"]
     measured = record["measured"]
-    metric = f"mAP {final['map']:.2f}" if "map" in final else f"top-1 {final['top1']:.2f} top-5 {final['top5']:.2f}"
+    metric = f"mAP {final['map']:.2f}" if "map" in final else accuracy_line(final, spec.data.num_classes)
     print(json.dumps({"run_id": record["run_id"], "output_dir": spec.output_dir, **{k: v for k, v in final.items()}}))
     print(f"done: {record['plan']['iterations']:,} iterations in {measured['train_s']:.1f}s "
           f"({measured['data_wait_share']:.0%} waiting for data), {metric}")
     return 0
+
+
+def accuracy_line(final: dict, num_classes: int) -> str:
+    """Top-1 beside its chance level, and top-5 where it can tell anything: of 5 classes or fewer it is always 100."""
+    line = f"top-1 {final['top1']:.2f} (chance {100 / num_classes:.2f} with {num_classes} classes)"
+    if num_classes <= 5:
+        return f"{line}; top-5 not shown: of {num_classes} classes it is always 100"
+    return f"{line} top-5 {final['top5']:.2f}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

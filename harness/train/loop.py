@@ -283,9 +283,9 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
             state.epoch_loss[0] += loss_value
             state.epoch_loss[1] += 1
             bar.update(1)
-            if state.iteration % spec.train.log_every == 0:
-                bar.set_postfix(epoch=it.epoch, shape=f"{len(clips)}×{it.t}×{it.s}²", loss=f"{loss_value:.3f}",
-                                lr=f"{it.lr:.3g}")
+            if state.iteration % spec.train.log_every == 0 or it.step_in_epoch == 0:  # and as each epoch starts
+                bar.set_postfix(epoch=it.epoch, loss=f"{loss_value:.3f}", lr=f"{it.lr:.3g}",
+                                **phase_shapes(plan, it.phase))
             last_of_epoch = it.step_in_epoch == plan.phases[it.phase].iterations_per_epoch - 1
             if last_of_epoch:
                 state.losses.append(state.epoch_loss[0] / state.epoch_loss[1])
@@ -329,6 +329,19 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     if info.is_main:
         write_record(record, out, spec, results)
     return record
+
+
+def phase_shapes(plan: Plan, index: int) -> dict[str, str]:
+    """The shapes (per-GPU clips × frames × size²) phase `index` trains at, for the progress bar: its long-cycle base
+    shape and, where the short cycle is on, the other shapes it alternates with every iteration."""
+    phase = plan.phases[index]
+    base_batch = phase.base.batch_mult * plan.spec.solver.batch_size // plan.spec.num_gpus
+    shapes = {"shape": f"{base_batch}×{phase.base.t}×{phase.base.s}²"}
+    others = [f"{b}×{c.t}×{c.s}²" for c, b in zip(phase.cycle, phase.per_gpu_batches)
+              if (c.t, c.s) != (phase.base.t, phase.base.s)]
+    if phase.short_cycle and others:
+        shapes["short_cycle"] = ", ".join(others)
+    return shapes
 
 
 @torch.no_grad()
