@@ -48,6 +48,13 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """docs/ and the reports as one static site in site/ (MkDocs); open site/index.html."""
+    session.install("-e", ".[docs]")
+    session.run("mkdocs", "build", *session.posargs)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """CPU micro-benchmarks (pytest-benchmark); numbers saved under .benchmarks/."""
     session.install("-e", ".[test]")

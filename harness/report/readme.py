@@ -70,7 +70,7 @@ def verdict_counts(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def results_block(rows: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]]) -> str:
     """The block: the headline answer, the verdict counts, every paper row (the overview table and its note) and
-    each suite's generated answer sentences."""
+    a link to each report whose answer sentences say the rest."""
     cells, note = overview_cells(rows)
     table = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER),
              *("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells)]
@@ -79,10 +79,10 @@ def results_block(rows: Sequence[Mapping[str, Any]], answers: Mapping[str, Seque
         if sentence:
             lines += [sentence, ""]
     lines += [*table, "", note, ""]
-    for suite, sentences in answers.items():
-        if sentences:
-            lines += [f"**{suite}** ([report](reports/{suite}/index.html)):", ""]
-            lines += [f"- {s}" for s in sentences] + [""]
+    reported = [suite for suite, sentences in answers.items() if sentences]
+    if reported:  # each report's own answer: its convergence rule, Figure 3's ordering, each table's order
+        lines += ["Each suite's answer, with its convergence rule and orderings: "
+                  + ", ".join(f"[{suite}](reports/{suite}/index.html)" for suite in reported) + ".", ""]
     return "\n".join([*lines, END])
 
 

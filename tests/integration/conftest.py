@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,18 @@ def smoke_overrides(root: Path, out: Path, *extra: str) -> list[str]:
         "model.name=i3d_r50", "model.width=0.0625", "model.dropout=0.3", f"output_dir={out}",
         "train.num_workers=0", "train.eval_clips=2", "train.eval_crops=1", "scale=smoke", *extra,
     ]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium, installed by install_chromium.sh when missing and installable (root or sudo, apt)."""
+    from harness.report.browser import find_chromium
+
+    found = find_chromium()
+    if found is None and shutil.which("apt-get") and (os.geteuid() == 0 or shutil.which("sudo")):
+        subprocess.run(["sh", str(Path(__file__).with_name("install_chromium.sh"))], capture_output=True, text=True,
+                       timeout=1800)
+        found = find_chromium()
+    if found is None:
+        pytest.skip("no Chromium, and installing it failed or needs root: run tests/integration/install_chromium.sh")
+    return found

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,26 +12,13 @@ import torch
 
 from harness.config import compose
 from harness.report import write_report
-from harness.report.browser import dump_dom, find_chromium, screenshot
+from harness.report.browser import dump_dom, screenshot
 from harness.report.tables import SMOKE_SPEEDUP_LABEL
 from harness.train.loop import train
 
 from .conftest import smoke_overrides
 
-INSTALL = Path(__file__).with_name("install_chromium.sh")
 BASELINE = ["multigrid.long_cycle=false", "multigrid.short_cycle=false"]
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """Debian's chromium, installed by install_chromium.sh when missing and installable (root or sudo, apt)."""
-    found = find_chromium()
-    if found is None and shutil.which("apt-get") and (os.geteuid() == 0 or shutil.which("sudo")):
-        subprocess.run(["sh", str(INSTALL)], capture_output=True, text=True, timeout=1800)
-        found = find_chromium()
-    if found is None:
-        pytest.skip("no Chromium, and installing it failed or needs root: run tests/integration/install_chromium.sh")
-    return found
 
 
 @pytest.fixture(scope="module")
