@@ -43,7 +43,8 @@ class RunRecord(Record):
     Versions: 1, the first records; 2, records that may carry final.train_top1/train_videos, same_run_as,
     resumed_from_iteration and outside_steps (fields added while version 1 was written, so optional in both);
     3, commit, date, versions and hardware moved from the top level into `provenance`; records of compiled steps
-    may carry step.compile (harness.train.compile_cost), added while version 3 was written, so optional."""
+    may carry step.compile (harness.train.compile_cost) and step.choice (what `auto` chose and why,
+    harness.train.choose), added while version 3 was written, so optional."""
 
     VERSION: ClassVar[int] = 3
     run_id: str  # hash of the resolved spec without output and logging settings
@@ -216,7 +217,7 @@ _RUN_RECORD: dict[str, Any] = {
         "peak_memory_gib")}},
     "shape_checks": int, "epoch_losses": [_NUM_OR_NULL], "evals": [_EVAL], "final": _EVAL,
     "bad_videos": {"bad_videos": int, "failed_reads": int, "files": list, "by_reason": dict},
-    "step": {"mode": str, "setup_s": _NUM, "specialisations": int, "compile": dict},
+    "step": {"mode": str, "setup_s": _NUM, "specialisations": int, "compile": dict, "choice": dict},
     "outside_steps": {key: _NUM for key in ("setup_s", "checkpoint_s", "precise_bn_s", "total_s")},
     "resumed_from_iteration": int, "same_run_as": str,
     # harness.provenance.provenance_of: in a block, or at the top level in records before version 3

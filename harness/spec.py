@@ -65,7 +65,7 @@ class DataSpec:
     low_res_copies: tuple[str, ...] = ()
 
 
-WIDTH_FAMILIES = ("slowfast_", "i3d_")  # the registered models that model.width narrows (harness.models.resnet3d)
+WIDTH_FAMILIES = ("slowfast_", "i3d_", "x3d_")  # the registered models that model.width narrows (harness.models)
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class TrainSpec:
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
     # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "compile_graphs" (compiled, then a graph per
-    # shape), "auto" (graphs on GPUs)
+    # shape), "auto" (on GPUs the fastest path proven on the card, else graphs: harness.train.choose)
     step: str = "eager"
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     plain_bn_impl: str = "cudnn"  # kernels of training BN over the whole per-GPU batch: one of PLAIN_BN_IMPL

@@ -39,6 +39,8 @@ from harness.io import require_writable_dir
 from harness.models import build_model, is_paper_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_bn_statistics, require_planned_frames
+from harness.models.cuda_bn import ExtensionUnavailable
+from harness.models.cuda_bn import extension as cuda_extension
 from harness.models.flops import count_flops
 from harness.records import RunRecord
 from harness.results import output_dir_lock, record_path, require_output_dir, run_id, write_record
@@ -47,10 +49,12 @@ from harness.schedule.summary import plan_summary
 from harness.schedule.trained import planned_clip_sizes
 from harness.spec import GRAPHED_STEP_MODES, RunSpec, SpecError
 from harness.train import checkpoint as ckpt
+from harness.train.choice_evidence import card_evidence, run_shapes
+from harness.train.choose import Choice, choose
 from harness.train.distributed import DistInfo, cleanup, data_parallel, init_distributed
 from harness.train.evaluate import evaluate
 from harness.train.meter import RunMeter
-from harness.train.step import NonFiniteLoss, make_step, require_step_device, resolve_step_mode, train_iteration
+from harness.train.step import NonFiniteLoss, make_step, require_step_device, train_iteration
 
 log = logging.getLogger("harness.train")
 
@@ -182,10 +186,11 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     # This attempt's wall-clock outside the timed steps (a run's speedup counts the steps only; this says what
     # else a run costs): start-up to the first batch request, checkpoint writes, precise-BN passes.
     outside = {"setup_s": 0.0, "checkpoint_s": 0.0, "precise_bn_s": 0.0}
-    step_mode = resolve_step_mode(spec.train.step, info.device.type == "cuda")
-    require_step_device(step_mode, info.device)
-    require_bn_kernels_device(spec.train.sub_batch_bn, spec.train.plain_bn_impl, info.device)
     plan = build_plan(spec)
+    choice = _choose_paths(spec, plan, info.device)
+    step_mode, train_spec = choice.step, dataclasses.replace(spec.train, sub_batch_bn=choice.sub_batch_bn)
+    require_step_device(step_mode, info.device)
+    require_bn_kernels_device(train_spec.sub_batch_bn, train_spec.plain_bn_impl, info.device)
     require_planned_frames(plan)
     require_bn_statistics(plan)
     if info.world_size != spec.num_gpus:
@@ -208,7 +213,7 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     model = build_model(model_spec, spec.data.num_classes).to(info.device, memory_format=memory_format)
     gflops = _clip_gflops(model, plan)  # before any RNG state is restored: it draws random clips
     bns = multigrid_bns(model)
-    set_bn_impls(bns, spec.train)
+    set_bn_impls(bns, train_spec)
     optimizer = torch.optim.SGD(_param_groups(model, spec.solver.weight_decay), lr=spec.solver.base_lr,
                                 momentum=spec.solver.momentum, nesterov=spec.train.nesterov)
     bad = BadVideoLog(log)
@@ -320,7 +325,8 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     attempt = {
         # Capture/compile time of this attempt (a resumed run captures again); already inside the phases' compute.
         "step": {"mode": step.mode, "setup_s": step.setup_s, "specialisations": step.specialisations,
-                 **({"compile": compile_cost} if compile_cost is not None else {})},
+                 **({"compile": compile_cost} if compile_cost is not None else {}),
+                 **({"choice": choice.to_dict()} if "auto" in (spec.train.step, spec.train.sub_batch_bn) else {})},
         "outside_steps": {**outside, "total_s": time.perf_counter() - started},
         # Where this attempt began: a resumed run's train time also holds earlier attempts' steps (checkpointed
         # meter).
@@ -342,6 +348,22 @@ def phase_shapes(plan: Plan, index: int) -> dict[str, str]:
     if phase.short_cycle and others:
         shapes["short_cycle"] = ", ".join(others)
     return shapes
+
+
+def _choose_paths(spec: RunSpec, plan: Plan, device: torch.device) -> Choice:
+    """The step mode and sub-batch BN that `auto` picks for this run here (harness.train.choose), the C++ kernels
+    only where they build."""
+    card = torch.cuda.get_device_name(device) if device.type == "cuda" else None
+    evidence = card_evidence(card) if card else None
+    run = run_shapes(plan, spec.model.label, spec.num_gpus)
+    choice = choose(spec.train.step, spec.train.sub_batch_bn, run, card, evidence)
+    if choice.sub_batch_bn == "cuda_cpp" and spec.train.sub_batch_bn == "auto":
+        try:
+            cuda_extension()
+        except ExtensionUnavailable as error:
+            unavailable = {"cuda_cpp": f"the C++ kernels do not build here: {error}"}
+            choice = choose(spec.train.step, spec.train.sub_batch_bn, run, card, evidence, unavailable)
+    return choice
 
 
 @torch.no_grad()

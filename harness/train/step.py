@@ -32,8 +32,9 @@ smaller shapes buy little. Two remedies, chosen with `train.step`:
   but not the loading: on an H200, loading and capturing SlowFast's ten proxy shapes took 75 s, against 34 s that
   the compiled steps saved the proxy run, so the harness does not use them (docs/gpu-notes.md).
 
-``auto`` picks ``cuda_graphs`` on a GPU (one process or several) and ``eager`` on the CPU.
-Both compute the same function as ``eager``; the GPU tests compare their losses and weights.
+``auto`` picks ``eager`` on the CPU and, on a GPU, ``cuda_graphs`` unless a faster mode whose numerics test passed on
+that card is predicted to win, its compiling included (harness.train.choose). All compute the same function as
+``eager``; the GPU tests compare their losses and weights.
 
 `train_iteration` is the whole iteration around a step (LR, step, loss read and check, optimizer step, sync):
 the trainer and the step benchmarks in harness/measure/ run it, so the benchmarks time what the trainer runs.
@@ -263,13 +264,6 @@ def require_step_device(mode: str, device: torch.device) -> None:
     if mode in GRAPHED_STEP_MODES and device.type != "cuda":
         raise SpecError(f"train.step={mode} replays CUDA graphs, but no CUDA GPU is visible here. "
                         "Use train.step=eager (or compile).")
-
-
-def resolve_step_mode(mode: str, on_gpu: bool) -> str:
-    """`auto`: CUDA graphs on a GPU, eager on the CPU."""
-    if mode != "auto":
-        return mode
-    return "cuda_graphs" if on_gpu else "eager"
 
 
 def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,

@@ -12,8 +12,9 @@ import torch
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.results import run_id
 from harness.spec import ModelSpec, RunSpec, SpecError, TrainSpec, spec_from_dict
+from harness.train.choose import RunShapes, choose
 from harness.train.loop import train
-from harness.train.step import make_step, resolve_step_mode
+from harness.train.step import make_step
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -140,7 +141,8 @@ def test_cuda_graphs_under_ddp_train_like_eager_ddp(tmp_path):
 
 def test_cuda_graphs_run_on_gpus_in_one_process_or_several_and_are_refused_elsewhere():
     RunSpec(num_gpus=2, train=TrainSpec(step="cuda_graphs")).replace()  # several GPUs: graphed DDP
-    assert [resolve_step_mode("auto", on_gpu) for on_gpu in (True, False)] == ["cuda_graphs", "eager"]
+    run = RunShapes("i3d_r50", {(8, 32, 8, 1): 10}, 1)  # no profile of the card: today's default
+    assert [choose("auto", "auto", run, card, None).step for card in ("NVIDIA H200", None)] == ["cuda_graphs", "eager"]
     with pytest.raises(SpecError, match="needs a CUDA GPU"):
         RunSpec(num_gpus=1, train=TrainSpec(step="cuda_graphs", device="cpu")).replace()
     with pytest.raises(SpecError, match="Did you mean 'cuda_graphs'"):

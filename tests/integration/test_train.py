@@ -43,7 +43,8 @@ def _check_record(record: dict, spec) -> None:
 @pytest.mark.parametrize("variant", ["multigrid", "baseline"])
 def test_smoke_runs_write_records(synth_root, tmp_path, variant):
     # The baseline also scores 5 training videos at the end (train vs validation top-1).
-    extra = [*BASELINE, "train.train_eval_videos=5"] if variant == "baseline" else []
+    # The multigrid run leaves the step to auto: eager on a CPU, and its record says so.
+    extra = [*BASELINE, "train.train_eval_videos=5"] if variant == "baseline" else ["train.step=auto"]
     spec = compose(smoke_overrides(synth_root, tmp_path / variant, *extra))
     record = train(spec)
     _check_record(record, spec)
@@ -53,6 +54,9 @@ def test_smoke_runs_write_records(synth_root, tmp_path, variant):
         assert final["videos"] == final["videos_scored"] > 5  # the validation set, all of it
     else:
         assert "train_top1" not in record["final"]
+        choice = record["step"]["choice"]
+        assert (record["step"]["mode"], choice["step"], choice["sub_batch_bn"]) == ("eager", "eager", "auto")
+        assert choice["card"] is None and "no GPU" in choice["reason"]
     on_disk = json.loads((tmp_path / variant / "record.json").read_text())
     assert on_disk["run_id"] == record["run_id"]
     assert on_disk["plan"]["kind"] == variant
