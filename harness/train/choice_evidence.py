@@ -69,6 +69,7 @@ def record_numerics_pass(path: str, card: str, measured: dict[str, Any], results
     table = _read_json(file) or {"passes": []}
     table["passes"] = [p for p in table["passes"] if (p.get("path"), p.get("card")) != (path, card)]
     table["passes"].append({"path": path, "card": card, **measured, "provenance": provenance()})
+    table["provenance"] = provenance()  # of the table's last change
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(json.dumps(table, indent=2) + "\n")
 
