@@ -10,11 +10,12 @@ split in two LR halves), without its crashes (long cycle only, one GPU).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from harness.schedule.iterations import iterations_per_epoch
 from harness.schedule.shapes import LongShape, PlanError, Shape, cycle_for_base, fixed_shape, long_cycle_shapes
-from harness.spec import BaselineSpec, RunSpec
+from harness.spec import BaselineSpec, MultigridSpec, RunSpec
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,7 @@ def _make_phase(spec: RunSpec, index: int, stage: int, start: int, end: int, lr:
     long_batch = base.batch_mult * per_gpu
     per_gpu_batches = tuple(c.batch_mult * long_batch for c in cycle)
     splits, sync = _bn_layout(spec, long_batch)
-    ipe = iterations_per_epoch(samples_per_rank(spec), per_gpu_batches)
-    if ipe == 0 and end > start:
-        raise PlanError(
-            f"Phase {index} (shape {base.t}×{base.s}px) needs {max(per_gpu_batches)} clips per GPU per iteration but "
-            f"each GPU sees only {samples_per_rank(spec)} clips per epoch. Raise 'data.train_videos' or lower "
-            f"'solver.batch_size'.")
+    ipe = iterations_per_epoch(samples_per_rank(spec), per_gpu_batches)  # 0 where a batch outgrows the data
     return Phase(index, stage, start, end, lr, base, cycle, per_gpu_batches, splits, sync, ipe, fine_tune)
 
 
@@ -242,10 +238,84 @@ def _iteration_starts(phases: list[Phase]) -> tuple[int, ...]:
     return tuple(starts)
 
 
+def _starved(phases: list[Phase]) -> list[Phase]:
+    """The phases that train (epochs > 0) whose first batch of a cycle, its largest, outgrows an epoch's clips."""
+    return [p for p in phases if p.epochs > 0 and p.iterations_per_epoch == 0]
+
+
+def _clips_needed(spec: RunSpec) -> int | None:
+    """Clips per GPU per epoch that every phase of `spec`'s plan needs (its largest first batch of a cycle), or None
+    where the settings plan nothing."""
+    try:
+        phases = _phases(spec)[0]
+    except PlanError:
+        return None
+    return max((p.per_gpu_batches[0] for p in phases if p.epochs > 0), default=None)
+
+
+def _fitting_batch(spec: RunSpec, multigrid: MultigridSpec) -> int:
+    """The largest per-GPU batch, up to `spec`'s, at which every phase of `spec` with `multigrid` fits the clips each
+    GPU sees per epoch; 0 where none does. Every batch of a plan is a multiple of the per-GPU batch."""
+    per_gpu = spec.solver.batch_size // spec.num_gpus
+    needed = _clips_needed(replace(spec, multigrid=multigrid))
+    return 0 if needed is None else min(per_gpu, samples_per_rank(spec) // (needed // per_gpu))
+
+
+def _fewer_shapes(m: MultigridSpec) -> Iterator[tuple[str, MultigridSpec]]:
+    """Multigrid settings that leave out coarse shapes (those of the largest batches), the fewest first: Table 1a's
+    subsets of the long cycle, then the short cycle off."""
+    n = m.long_cycle_shapes or len(m.long_cycle_factors)
+    if m.long_cycle:
+        for k in range(n - 1, 0, -1):
+            yield f"multigrid.long_cycle_shapes={k}", replace(m, long_cycle_shapes=k)
+    if m.short_cycle:
+        for k in range(n, 0, -1) if m.long_cycle else [n]:
+            subset = m.long_cycle and k < n
+            yield ("multigrid.short_cycle=false" + (f" multigrid.long_cycle_shapes={k}" if subset else ""),
+                   replace(m, short_cycle=False, long_cycle_shapes=k if subset else m.long_cycle_shapes))
+
+
+def _fixes_for_few_clips(spec: RunSpec, need: int) -> list[str]:
+    """Settings that make every phase fit the clips each GPU sees per epoch: enough videos; a smaller batch where
+    one fits; else the fewest coarse multigrid shapes left out (at a batch that fits); else the baseline."""
+    g, per_gpu = spec.num_gpus, spec.solver.batch_size // spec.num_gpus
+    videos = (f"a training set of at least {(need - 1) * g + 1} videos (data.train_videos counts them: "
+              f"{spec.data.train_videos} now)")
+    lr_note = "scale solver.base_lr with it, the linear scaling rule"
+    batch = _fitting_batch(spec, spec.multigrid)
+    if batch:
+        return [videos, f"solver.batch_size={batch * g} ({batch} per GPU; {lr_note})"]
+    for setting, multigrid in _fewer_shapes(spec.multigrid):
+        batch = _fitting_batch(spec, multigrid)
+        if batch:
+            smaller = f" solver.batch_size={batch * g} ({lr_note})" if batch < per_gpu else ""
+            return [videos, f"{setting}{smaller}: multigrid without its coarsest shapes, whose batches are largest"]
+    return [videos, "a baseline run (multigrid.long_cycle=false multigrid.short_cycle=false), one batch of "
+                    "solver.batch_size clips a step"]
+
+
+def _require_clips_for_every_phase(spec: RunSpec, phases: list[Phase], what: str) -> None:
+    """PlanError naming every phase whose batches outgrow the clips each GPU sees per epoch, with fixes that work."""
+    starved = _starved(phases)
+    if not starved:
+        return
+    need = max(p.per_gpu_batches[0] for p in phases if p.epochs > 0)
+    listed = "; ".join(f"phase {p.index} ({p.base.t}×{p.base.s}px) needs {p.per_gpu_batches[0]} clips per GPU"
+                       for p in starved)
+    raise PlanError(
+        f"Each GPU sees {samples_per_rank(spec)} training clip(s) per epoch ('data.train_videos' "
+        f"{spec.data.train_videos} over 'num_gpus' {spec.num_gpus}), fewer than one batch of {len(starved)} "
+        f"phase(s) of the {what} plan takes per iteration ({spec.solver.batch_size // spec.num_gpus} per GPU at the "
+        f"baseline shape, more at the coarse ones): {listed}. Any one of these fits: "
+        + "; or ".join(_fixes_for_few_clips(spec, need)) + ".")
+
+
 def build_plan(spec: RunSpec) -> Plan:
     """Build the Plan of `spec` (baseline or multigrid), raising PlanError on impossible settings."""
     phases, max_epoch, kind = _phases(spec)
+    _require_clips_for_every_phase(spec, phases, kind)
     base_phases, _, _ = _phases(baseline_spec(spec))
+    _require_clips_for_every_phase(baseline_spec(spec), base_phases, "baseline")
     baseline_iterations = sum(p.iterations for p in base_phases)
     # The reference keeps the warm-up in baseline epochs even when multigrid stretches the schedule
     # (PySlowFast slowfast/utils/multigrid.py); we scale it with the schedule so it covers the same share of training.
