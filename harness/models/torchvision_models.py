@@ -2,8 +2,10 @@
 
 Wrapping: BatchNorm becomes MultigridBatchNorm3d (sub-batch BN / sync), a dropout is put
 before the classifier, and S3D's fixed 2×7×7 average pool becomes a global one (its fixed
-pool fails on the small spatial sizes of multigrid's coarse shapes). MViT is not offered:
-its positional embeddings fix the input shape.
+pool fails on the small spatial sizes of multigrid's coarse shapes). MViTv2-S is torchvision's
+architecture and parameter names rebuilt in harness.models.mvit, whose token grid and relative
+position tables follow the input's shape (torchvision's fix it); MViTv1's absolute embeddings are not
+offered.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import torchvision.models.video as tvv
 from torch import nn
 
 from harness.models.bn import convert_batchnorm
+from harness.models.mvit import mvit_v2_s as build_mvit_v2_s
 from harness.models.registry import register_model
 
 
@@ -51,3 +54,8 @@ def s3d(num_classes: int = 400, dropout: float = 0.5, width: float = 1.0) -> nn.
 def swin3d_t(num_classes: int = 400, dropout: float = 0.5, width: float = 1.0) -> nn.Module:
     model = tvv.swin3d_t(weights=None, num_classes=num_classes, dropout=dropout)
     return model
+
+
+@register_model("mvit_v2_s", description="MViTv2-S (LayerNorm; BN layout does not apply), torchvision's weights load")
+def mvit_v2_s(num_classes: int = 400, dropout: float = 0.5, width: float = 1.0) -> nn.Module:
+    return build_mvit_v2_s(num_classes=num_classes, dropout=dropout)

@@ -149,3 +149,15 @@ def test_flops_cli_json():
     assert result["params"] == pytest.approx(28.04e6, rel=0.01)
     # Conv FLOPs scale with pixels (the feature maps divide evenly at 224 and 256).
     assert result["gflops_conv"] == pytest.approx(37.1 * (224 / 256) ** 2, rel=0.01)
+
+
+def test_mvit_v2_s_counts():
+    """MViTv2-S 16×4 at 16×224²: 34.5M parameters and 64 GFLOPs published (the MViTv2 paper's Kinetics-400
+    results, PySlowFast's MODEL_ZOO.md).
+    fvcore's total also counts LayerNorm (0.233 GFLOPs); without it the count is torchvision's 64.224 (its
+    MViT_V2_S_Weights '_ops'), and the attention's own matmuls are 14.4 of the 64."""
+    count = count_flops(build_model(ModelSpec(name="mvit_v2_s"), 400), 16, 224)
+    assert count.params == 34_537_744  # torchvision's num_params
+    assert count.gflops == pytest.approx(64.457, abs=1e-3)
+    assert count.gflops - count.by_operator["layer_norm"] == pytest.approx(64.224, abs=1e-3)
+    assert count.by_operator["matmul"] == pytest.approx(14.430, abs=1e-3)
