@@ -38,7 +38,8 @@ class Record:
 
 @dataclass(kw_only=True)
 class RunRecord(Record):
-    """One training run (`harness train`): results/<suite>/<scale>/<variant>__<recipe>__<run id>.json.
+    """One training run (`harness train`): results/<suite>/<scale>/<variant>__<recipe>__<run id>.json (a rerun's:
+    ...__<run id>__2.json, __3, ...).
 
     Versions: 1, the first records; 2, records that may carry final.train_top1/train_videos, same_run_as,
     resumed_from_iteration and outside_steps (fields added while version 1 was written, so optional in both);
