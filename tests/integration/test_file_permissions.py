@@ -228,18 +228,18 @@ def test_an_unwritable_outputs_folder_stops_reproduce_before_any_data(tmp_path, 
 def test_an_unwritable_reports_folder_stops_reproduce_before_any_data(folder, tmp_path, monkeypatch, capsys):
     from harness.cli import main
 
-    # reproduce writes reports/<suite>/ and reports/index.html under the folder it runs in, once every run is done.
+    # reproduce writes reports/<suite>/ and reports/index.html beside the results folder, once every run is done.
     here = tmp_path / "here"
     (here / folder).mkdir(parents=True)
-    monkeypatch.chdir(here)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    results = tmp_path / "results"
+    results = here / "results"
     with denied(here / folder, mode=0o555):
         code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", str(results)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert (f"harness reproduce: error: 'reports' '{here / folder}' is not a writable folder (Permission denied). "
-            f"Run harness reproduce from a folder where you can create and write reports/smoke/, make that folder "
+    assert (f"harness reproduce: error: '--out' '{here / folder}' is not a writable folder (Permission denied). "
+            f"Pass --out DIR, a folder of reports you can create and write, make {here / 'reports' / 'smoke'} "
             f"writable, or pass --no-report and write the report later with 'harness report --suite smoke --out "
             f"DIR'.") in err
     assert not (tmp_path / "data").exists() and not list(results.rglob("*.json"))  # no data made, no run trained
