@@ -387,7 +387,7 @@ def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data
             spec = compose(overrides)
         missing = [k for k in run.requires if _get(spec, k) in (None, "")]
         if missing:
-            result = ResolvedRun(run, tuple(overrides), None, f"needs {', '.join(missing)} (not set)")
+            result = ResolvedRun(run, tuple(_each_key_once(overrides)), None, f"needs {', '.join(missing)} (not set)")
         else:
             if run.match_iterations_of:
                 target = resolve(suite.run(run.match_iterations_of))
@@ -395,11 +395,18 @@ def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data
                     factor = matching_epoch_factor(spec, build_plan(target.spec).iterations)
                     overrides = [*overrides[:-2], f"{_epoch_key(spec)}={factor!r}", *tags]
                     spec = compose(overrides)
-            result = ResolvedRun(run, tuple(overrides), spec)
+            result = ResolvedRun(run, tuple(_each_key_once(overrides)), spec)
         resolved[run.variant] = result
         return result
 
     return [resolve(run) for run in suite.runs]
+
+
+def _each_key_once(overrides: list[str]) -> list[str]:
+    """`overrides` with only the last setting of each key, where it stands: what compose makes of them, in the form
+    `harness train` takes (it refuses a key given twice), e.g. the user's solver.batch_size over the scale's."""
+    last = {override.split("=", 1)[0].lstrip("+~"): i for i, override in enumerate(overrides)}
+    return [o for i, o in enumerate(overrides) if last[o.split("=", 1)[0].lstrip("+~")] == i]
 
 
 def _get(spec: RunSpec, dotted: str) -> Any:
