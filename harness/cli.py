@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -141,7 +142,15 @@ _AFTER_INTERRUPT = {
 _WRITE_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
 
 
+def passive_openmp_waits(environ=os.environ) -> None:
+    """OpenMP threads that wait for work by spinning (libgomp's default) take the CPU from each other and from the
+    other processes of a shared machine, most of a small run's CPU time where cores are busy. Passive waits
+    are read by OpenMP when torch loads, so set before; the user's own OMP_WAIT_POLICY wins."""
+    environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    passive_openmp_waits()
     args = build_parser().parse_args(argv)
     try:
         if hasattr(args, "overrides"):
