@@ -10,10 +10,12 @@ from harness.cli_args import COUNT, path
 
 def cmd_models_list(args: argparse.Namespace) -> int:
     from harness.models import get_entry, list_models
+    from harness.spec import ModelSpec
 
     for name in list_models():
         entry = get_entry(name)
-        tag = "paper" if entry.paper else "torchvision"
+        # the paper's architectures, the harness's others (X3D), torchvision's wrapped
+        tag = "paper" if entry.paper else "harness" if ModelSpec(name=name).takes_width else "torchvision"
         print(f"{name:<20} {tag:<12} {entry.description}")
     return 0
 
@@ -136,10 +138,10 @@ def cmd_flops(args: argparse.Namespace) -> int:
         raise SpecError(f"--frames {frames}: {entry.name} needs at least {entry.min_frames} frames.")
     if not 0 < args.width < float("inf"):
         raise SpecError(f"--width must be > 0 (1.0: the published model), got {args.width}.")
-    if args.width != 1.0 and not entry.paper:
-        raise SpecError(f"--width scales only the paper's models (harness models list); {entry.name} is a "
-                        f"torchvision model. Leave --width out.")
     spec = ModelSpec(name=args.model, width=args.width)
+    if args.width != 1.0 and not spec.takes_width:
+        raise SpecError(f"--width scales only the harness's own models (harness models list); {entry.name} is a "
+                        f"torchvision model. Leave --width out.")
     smallest = smallest_crop(spec, args.classes, frames, args.crop)  # before fvcore's traceback of a too-small map
     if smallest is None:
         raise SpecError(f"--frames {frames}: {entry.name} runs no clip of {frames} frames at any crop up to "

@@ -28,7 +28,7 @@ def build_model(model: ModelSpec, num_classes: int) -> nn.Module:
         return convert_batchnorm(net)
     entry = get_entry(model.name)
     if model.width != 1.0 and not model.takes_width:
-        raise SpecError(f"'model.width' scales only the harness's own ResNet-3D models (slowfast_*, i3d_*); "
+        raise SpecError(f"'model.width' scales only the harness's own models (slowfast_*, i3d_*, x3d_*); "
                         f"'{model.name}' is a torchvision model. Leave model.width=1.0.")
     net = entry.factory(num_classes=num_classes, dropout=model.dropout, width=model.width)
     if model.pretrained:

@@ -22,7 +22,7 @@ from harness.cli import main
     (["flops", "i3d_r50", "--crop", "abc"], "argument --crop: must be an integer, got 'abc'"),
     (["flops", "slowfast_r50_8x8", "--frames", "1"], "--frames 1: slowfast_r50_8x8 needs at least 4 frames"),
     (["flops", "i3d_r50", "--width", "0"], "--width must be > 0"),
-    (["flops", "s3d", "--width", "0.5"], "--width scales only the paper's models"),  # named model.width before
+    (["flops", "s3d", "--width", "0.5"], "--width scales only the harness's own models"),  # named model.width before
     # S3D pools its last 2×2×2 window without padding; the ResNets' padding keeps one pixel (their 1-px clips run)
     (["flops", "s3d", "--crop", "1"], "--crop 1: s3d needs at least 17 px at 16 frames"),
     (["flops", "s3d", "--frames", "8", "--crop", "16"], "--crop 16: s3d needs at least 17 px at 8 frames"),
