@@ -26,6 +26,8 @@ from harness.spec import SpecError
 
 # Other implementations whose names are read: (name, its module, which holds ANCHORS and module_names(model)).
 OTHER_LAYOUTS = (("PySlowFast", pyslowfast_names), ("PyTorchVideo", pytorchvideo_names))
+# The models each layout's module_names maps.
+READ_FOR = {"PySlowFast": "slowfast_* and i3d_*", "PyTorchVideo": "slowfast_*, i3d_* and x3d_*"}
 
 Tensor = torch.Tensor
 # BN's count of batches seen: PyTorch keeps it, the trainer never reads it (momentum is fixed), and other tools
@@ -60,8 +62,8 @@ def _renamed(state: dict[str, Tensor], prefixes: list[str], names: dict[str, str
     torch.compile), with the harness's names (`names`: their module → ours, {} for the harness's own); an entry
     whose module the layout does not have keeps its name (named later as one the model does not have)."""
     if names is None:
-        raise SpecError(f"'model.pretrained': {path} holds {who}'s weights, which are read for the slowfast_* and "
-                        f"i3d_* models, not {type(model).__name__}.")
+        raise SpecError(f"'model.pretrained': {path} holds {who}'s weights, which are read for the "
+                        f"{READ_FOR[who]} models, not {type(model).__name__}.")
     if len(prefixes) > 1:
         raise SpecError(f"'model.pretrained': {path} holds {len(prefixes)} {who} models (under "
                         f"{', '.join(repr(p) for p in prefixes)}); save the one to start from on its own.")

@@ -1,12 +1,14 @@
-"""X3D-S and X3D-M: the published architecture and counts; multigrid shapes and BN."""
+"""X3D-S and X3D-M: the published architecture, counts and PyTorchVideo's checkpoints; multigrid shapes and BN."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 import torch
 from torch import nn
 
-from harness.models import build_model, multigrid_bns, set_bn_layout
+from harness.models import build_model, multigrid_bns, pytorchvideo_names, set_bn_layout
 from harness.models.flops import count_flops
 from harness.models.x3d import X3D, X3DBlock
 from harness.spec import ModelSpec
@@ -55,6 +57,92 @@ def test_flops_and_parameters_match_the_published_counts(name, frames, crop, gfl
     assert count.params == 3_794_274
     assert count.gflops_conv == pytest.approx(gflops, rel=0.02)
     assert count.gflops > count.gflops_conv  # BN and the classifier on top
+
+
+# PyTorchVideo's X3D naming (pytorchvideo/models/x3d.py, resnet.py, fvcore's SqueezeExcitation), written from its
+# module tree rather than from our mapping: the key of each entry, and which blocks have which parts.
+PYTORCHVIDEO_X3D_KEY = re.compile(
+    r"^(blocks\.0\.conv\.conv_(t|xy)|blocks\.0\.norm"
+    r"|blocks\.[1-4]\.res_blocks\.\d+\.(branch1_conv|branch1_norm|branch2\.(conv|norm)_[ac]|branch2\.conv_b"
+    r"|branch2\.norm_b\.0|branch2\.norm_b\.1\.block\.[02])"
+    r"|blocks\.5\.pool\.(pre_conv|pre_norm|post_conv)|blocks\.5\.proj)"
+    r"\.(weight|bias|running_mean|running_var|num_batches_tracked)$")
+
+
+def _pytorchvideo_keys(depths=(3, 5, 11, 7)) -> list[str]:
+    """Every module of PyTorchVideo's create_x3d (X3D-S/M) holding weights: a re-statement of its tree."""
+    bn = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+    keys = ["blocks.0.conv.conv_t.weight", "blocks.0.conv.conv_xy.weight", *(f"blocks.0.norm.{b}" for b in bn)]
+    for stage, depth in enumerate(depths, start=1):
+        for i in range(depth):
+            block = f"blocks.{stage}.res_blocks.{i}"
+            if i == 0:  # stride 2: a projection; its BN only where the width changes (not res2's 24 → 24)
+                keys.append(f"{block}.branch1_conv.weight")
+                keys += [f"{block}.branch1_norm.{b}" for b in bn] if stage > 1 else []
+            keys += [f"{block}.branch2.conv_a.weight", *(f"{block}.branch2.norm_a.{b}" for b in bn),
+                     f"{block}.branch2.conv_b.weight", *(f"{block}.branch2.norm_b.0.{b}" for b in bn)]
+            if (i + 1) % 2:  # PyTorchVideo's rule for the squeeze-excitation
+                keys += [f"{block}.branch2.norm_b.1.block.{j}.{p}" for j in (0, 2) for p in ("weight", "bias")]
+            keys += [f"{block}.branch2.conv_c.weight", *(f"{block}.branch2.norm_c.{b}" for b in bn)]
+    keys += ["blocks.5.pool.pre_conv.weight", *(f"blocks.5.pool.pre_norm.{b}" for b in bn),
+             "blocks.5.pool.post_conv.weight", "blocks.5.proj.weight", "blocks.5.proj.bias"]
+    return keys
+
+
+@pytest.mark.parametrize("name", ["x3d_s", "x3d_m"])
+def test_a_pytorchvideo_hub_checkpoint_starts_the_same_model(tmp_path, name):
+    model = _x3d(name, classes=5)  # the published width: at smoke width some stages keep their width, BN-less
+    names = pytorchvideo_names.module_names(model)
+    ours_to_theirs = {ours: theirs for theirs, ours in names.items()}
+    own = model.state_dict()
+    theirs = {}
+    for key, value in own.items():
+        module, _, leaf = key.rpartition(".")
+        theirs[f"{ours_to_theirs[module]}.{leaf}"] = value
+    assert len(theirs) == len(_pytorchvideo_keys()) == 563
+    assert sorted(theirs) == sorted(_pytorchvideo_keys())  # every entry, none more
+    assert [k for k in theirs if not PYTORCHVIDEO_X3D_KEY.match(k)] == []
+    # Every tensor its own number, so that an entry landing in another's place shows.
+    numbered = {k: torch.full_like(v, float(i)) for i, (k, v) in enumerate(theirs.items())}
+    path = tmp_path / f"{name.upper()}.pyth"
+    torch.save({"model_state": numbered}, path)
+    loaded = build_model(ModelSpec(name=name, pretrained=str(path)), 5).state_dict()
+    values = {float(v.flatten()[0]) for v in loaded.values()}
+    assert len(values) == len(loaded) == len(numbered)
+    pairs = {"blocks.0.conv.conv_t.weight": "stem.conv_xy.weight",  # PyTorchVideo's conv_t is the 1×3×3 one
+             "blocks.0.conv.conv_xy.weight": "stem.conv_t.weight", "blocks.0.norm.running_var": "stem.bn.running_var",
+             "blocks.1.res_blocks.0.branch1_conv.weight": "res2.0.downsample.0.weight",
+             "blocks.3.res_blocks.0.branch1_norm.running_mean": "res4.0.downsample.1.running_mean",
+             "blocks.3.res_blocks.4.branch2.norm_b.1.block.0.bias": "res4.4.se.reduce.bias",
+             "blocks.4.res_blocks.6.branch2.norm_b.1.block.2.weight": "res5.6.se.expand.weight",
+             "blocks.4.res_blocks.5.branch2.norm_b.0.weight": "res5.5.bn2.weight",
+             "blocks.2.res_blocks.3.branch2.conv_c.weight": "res3.3.conv3.weight",
+             "blocks.5.pool.pre_conv.weight": "head.conv5.weight", "blocks.5.pool.post_conv.weight": "head.lin5.weight",
+             "blocks.5.proj.bias": "head.fc.bias"}
+    for their_key, our_key in pairs.items():
+        assert torch.equal(numbered[their_key], loaded[our_key]), their_key
+
+
+def test_outputs_equal_pytorchvideos_own_x3d_with_its_weights(tmp_path):
+    """Where PyTorchVideo is installed (not a dependency): its x3d_m with random weights and BN statistics, saved as
+    its hub checkpoints are, gives the logits of the harness's x3d_m started from that file at 16×224², the clip
+    size its head's fixed pooling window is made for."""
+    hub = pytest.importorskip("pytorchvideo.models.hub.x3d")
+    torch.manual_seed(0)
+    reference = hub.x3d_m(pretrained=False).eval()
+    reference.blocks[5].activation = None  # its hub head may end in a softmax: compare logits
+    for m in reference.modules():
+        if isinstance(m, nn.BatchNorm3d):
+            m.running_mean.normal_(0, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.normal_(0, 0.1)
+    path = tmp_path / "X3D_M.pyth"
+    torch.save({"model_state": reference.state_dict()}, path)
+    ours = build_model(ModelSpec(name="x3d_m", pretrained=str(path)), 400).eval()
+    clip = torch.randn(1, 3, 16, 224, 224)
+    with torch.no_grad():
+        assert torch.allclose(ours(clip), reference(clip), atol=1e-5)
 
 
 def test_a_training_step_at_two_multigrid_shapes_with_sub_batch_bn():
