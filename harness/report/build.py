@@ -83,7 +83,9 @@ def _commits_and_dates(records: Sequence[Mapping[str, Any]]) -> tuple[list[str],
         seeds, prov = r.get("seeds") or {}, provenance_of(r)
         commits.update(seeds.get("commits") or [str(prov["commit"])])
         dates.extend(seeds.get("dates") or [prov["date"] or ""])
-    return sorted(commits), sorted(dates)
+    # a commit named in short form by one record and in full by another is one commit
+    distinct = {c for c in commits if not any(other != c and other.startswith(c) for other in commits)}
+    return sorted(distinct), sorted(dates)
 
 
 def scale_statement(scale: str | None, records: Sequence[Mapping[str, Any]]) -> tuple[str, str]:

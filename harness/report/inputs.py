@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.config import suites_dir
 from harness.provenance import provenance_of
-from harness.records import read_run_record
+from harness.records import incomplete_reason, read_run_record
 from harness.report.cards import gpu_of, on_one_card
 from harness.report.tables import baseline_key, device_of, is_plain_baseline
 from harness.results import seeds_key
@@ -81,8 +81,8 @@ def _usable(suite: SuiteDef, records: Iterable[Mapping[str, Any]], notes: list[s
     """Complete records of the suite's variants, newest first (the others noted)."""
     complete = []
     for r in records:
-        if r.get("status") != "complete":
-            notes.append(f"{r.get('_source', r.get('run_id'))}: status {r.get('status')!r}, left out")
+        if (why := incomplete_reason(r)) is not None:  # reproduce's rule too: such a run is redone
+            notes.append(f"{r.get('_source', r.get('run_id'))}: {why}, left out")
         elif suite.run(str(r.get("variant"))) is None:
             notes.append(f"{r.get('_source', r.get('run_id'))}: variant {r.get('variant')!r} is not in the suite, "
                          f"left out")

@@ -494,3 +494,12 @@ def test_records_holding_odd_values_of_the_right_type_still_make_a_report(tmp_pa
                               str(tmp_path / "reports")])
     assert args.func(args) == 0
     assert (tmp_path / "reports" / "smoke" / "index.html").is_file()
+
+
+def test_a_commit_in_short_and_full_form_counts_once():
+    from harness.report.build import _commits_and_dates
+
+    full = "0123456789abcdef0123456789abcdef01234567"
+    records = [{"seeds": {"commits": [full, "0123456"], "dates": ["2026-01-01"]}},
+               {"provenance": {"commit": "fedcba9", "date": "2026-01-02"}}]
+    assert _commits_and_dates(records)[0] == [full, "fedcba9"]
