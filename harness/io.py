@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -22,6 +23,20 @@ def naming_the_file(path: Path) -> Iterator[None]:
         if err.filename is not None or err.errno is None:
             raise
         raise OSError(err.errno, err.strerror, str(path)) from err
+    except RuntimeError as err:
+        # torch.save's C++ writer reports a full disk as an internal assertion, with no errno.
+        if not _out_of_space(Path(path).parent):
+            raise
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from err
+
+
+def _out_of_space(folder: Path) -> bool:
+    """Whether the file system holding `folder` has (almost) no space left for an ordinary user."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return False
+    return stat.f_bavail * stat.f_frsize < 1 << 20
 
 
 def write_atomic(path: Path, write: Callable[[Path], None], new: bool = False) -> Path:

@@ -132,3 +132,22 @@ def test_an_earlier_runs_checkpoints_are_moved_aside_whole_and_each_time_to_a_ne
     for run, aside in enumerate(asides):
         assert (aside / "record.json").read_text() == f'{{"run": {run}}}'
         assert ckpt.load_newest(aside / "checkpoints")[1]["iteration"] == 7
+
+
+def test_a_checkpoint_on_a_full_disk_names_its_file(tmp_path):
+    """torch.save reports a full disk as an internal assertion; the write says which file and that space ran out."""
+    import errno
+    import subprocess
+
+    from harness.train.checkpoint import save_checkpoint
+
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        with pytest.raises(OSError) as caught:
+            save_checkpoint(small, 7, {"model": {"w": torch.zeros(100_000)}}, keep=3)
+        assert caught.value.errno == errno.ENOSPC and str(small) in caught.value.filename
+    finally:
+        subprocess.run(["umount", str(small)], check=False)
