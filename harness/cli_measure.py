@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from harness.cli_args import COUNT, NON_NEGATIVE, path
@@ -77,6 +78,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
                   f"{format_duration(row['predicted_gpu_hours'] * 3600):>10} "
                   f"{format_duration(row['baseline_predicted_gpu_hours'] * 3600):>10} "
                   f"{row['predicted_speedup']:>7.2f}x{bound}  {paper}")
+        _print_suite_mfu(record["shapes"])
         return 0
     # scale=NAME as `harness train` applies it; the default sub-batch BN leaves the run id as it is
     spec = compose(scaled_overrides([*_with_scale(args.overrides, args.scale),
@@ -112,6 +114,19 @@ SMOKE_WARNING = ("warning: smoke-scale step times are noise (tiny shapes: mostly
                  "scale=paper, or your own data.num_frames and data.crop_size).")
 
 
+def _print_suite_mfu(shapes: list[dict]) -> None:
+    """Each model's range of FLOPs utilisation over its timed shapes."""
+    for model in dict.fromkeys(r["model"] for r in shapes):
+        mfu = [r["mfu"] for r in shapes if r["model"] == model and r.get("mfu")]
+        tflops = [m["achieved_tflop_s"] for m in mfu if math.isfinite(m["achieved_tflop_s"])]  # NaN: out of memory
+        if not tflops:
+            continue
+        shares = [m["share_of_peak"] for m in mfu if m["share_of_peak"] is not None]
+        of_peak = f", MFU {min(shares):.1%}-{max(shares):.1%} of {mfu[0]['peak_tflop_s']:.0f}" if shares else ""
+        print(f"{model}: {min(tflops):.1f}-{max(tflops):.1f} TFLOP/s over its {len(tflops)} shapes{of_peak}")
+    print(FLOPS_FOOTNOTE)
+
+
 def _print_plan_profile(record: dict, spec, plain_bn: bool, loader) -> None:
     """The table of a plan's profile: the model profiled, every shape's step, the predicted runs."""
     on_gpu = record["device"].startswith("cuda")
@@ -121,13 +136,17 @@ def _print_plan_profile(record: dict, spec, plain_bn: bool, loader) -> None:
     if spec.scale == "smoke":
         print(SMOKE_WARNING)
     mem_head = f" {'mem GiB':>8}" if on_gpu else ""
-    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9}{mem_head} "
-          f"{'iters (mg)':>11} {'iters (base)':>12}" + (f" {'plain BN ms':>11}" if plain_bn else ""))
+    print(f"{'t':>4} {'s':>4} {'batch':>6} {'BN':>3} {'step ms':>9} {'clips/s':>9}{mem_head} {'TFLOP/s':>8} "
+          f"{'MFU':>6} {'of mm':>6} {'iters (mg)':>11} {'iters (base)':>12}"
+          + (f" {'plain BN ms':>11}" if plain_bn else ""))
     for row in record["shapes"]:
         plain = f" {row['plain_bn_ms']:>11.1f}" if "plain_bn_ms" in row else ""
         mem = f" {row['peak_mem_gib']:>8.2f}" if on_gpu else ""
+        m = row["mfu"]
         print(f"{row['t']:>4} {row['s']:>4} {row['batch']:>6} {row['bn_splits']:>3} {row['median_ms']:>9.1f} "
-              f"{row['clips_per_s']:>9.1f}{mem} {row['iterations']:>11,} {row['baseline_iterations']:>12,}{plain}")
+              f"{row['clips_per_s']:>9.1f}{mem} {m['achieved_tflop_s']:>8.2f} {_share(m['share_of_peak']):>6} "
+              f"{_share(m['share_of_matmul']):>6} {row['iterations']:>11,} {row['baseline_iterations']:>12,}{plain}")
+    print(FLOPS_FOOTNOTE + _peak_note(record["shapes"]))
     print(f"predicted on {record['device']}: {record['kind']} {format_duration(record['predicted_hours'] * 3600)} vs "
           f"baseline {format_duration(record['baseline_predicted_hours'] * 3600)} {per} -> "
           f"{record['predicted_speedup']:.2f}x speedup ({record['iteration_ratio']:.2f}x fewer iterations)")
@@ -211,15 +230,19 @@ def cmd_throughput(args: argparse.Namespace) -> int:
                                                        plain_bn=args.plain_bn_impl)).to_dict()
     if _save_or_print_json(record, args):
         return 0
-    print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s")
+    print(f"{record['device']}, {record['precision']}; matmul ceiling {record['matmul_tflops']:.1f} TFLOP/s"
+          f"{_peak_note(record['rows'])}")
     if record["skipped"]:
         print(f"skipped (they need a GPU): {', '.join(record['skipped'])}")
     print(f"{'model':<20} {'t×s²':>8} {'batch':>5} {'mode':<28} {'ms/step':>8} {'clips/s':>8} {'TFLOP/s':>8} "
-          f"{'of ceil':>7} {'setup s':>8} {'mem GiB':>8}")
+          f"{'MFU':>6} {'of mm':>6} {'setup s':>8} {'mem GiB':>8}")
     for r in record["rows"]:
+        m = r["mfu"]
         print(f"{r['model']:<20} {r['t']:>3}×{r['s']:<4} {r['batch']:>5} {row_setting(r):<28} "
-              f"{r['ms_per_step']:>8.1f} {r['clips_per_s']:>8.1f} {r['train_tflops']:>8.1f} "
-              f"{r['share_of_matmul']:>7.1%} {r['setup_s']:>8.1f} {r['peak_mem_gib']:>8.2f}")
+              f"{r['ms_per_step']:>8.1f} {r['clips_per_s']:>8.1f} {m['achieved_tflop_s']:>8.1f} "
+              f"{_share(m['share_of_peak']):>6} {_share(m['share_of_matmul']):>6} {r['setup_s']:>8.1f} "
+              f"{r['peak_mem_gib']:>8.2f}")
+    print(FLOPS_FOOTNOTE)
     for r in record["rows"]:
         if r.get("compile"):
             _print_compile_cost(r)
@@ -227,6 +250,20 @@ def cmd_throughput(args: argparse.Namespace) -> int:
         if r.get("kernels"):
             _print_kernels(r)
     return 0
+
+
+FLOPS_FOOTNOTE = ("TFLOP/s: training FLOPs = 2 × 3 × fvcore's forward multiply-adds a clip, × clips/s; MFU: of the "
+                  "card's dense bf16 peak (NVIDIA's datasheets); of mm: of the bf16 matmul timed on the device")
+
+
+def _share(share: float | None) -> str:
+    return "-" if share is None else f"{share:.1%}"
+
+
+def _peak_note(rows: list[dict]) -> str:
+    """`; peak N TFLOP/s (datasheet)` where the shapes' MFU knows the card's peak."""
+    peak = next((r["mfu"]["peak_tflop_s"] for r in rows if r.get("mfu") and r["mfu"]["peak_tflop_s"]), None)
+    return f"; dense bf16 peak {peak:.0f} TFLOP/s (datasheet)" if peak else ""
 
 
 def _print_compile_cost(row: dict) -> None:

@@ -6,7 +6,8 @@ wall-clock as Σ iterations × step time. Assumes the loader keeps up and data-p
 scaling is perfect across `num_gpus` (each GPU runs the planned per-GPU batch), so it is a
 prediction of the compute, not of the input pipeline. Given the loader's clips/s per shape
 (`harness profile --data`, harness.measure.loader_bound), it also predicts each run with
-every iteration taking max(step time, load time), beside the compute-only figure.
+every iteration taking max(step time, load time), beside the compute-only figure. Every timed shape carries its
+FLOPs utilisation (`mfu`, harness.measure.mfu): training FLOP/s and its shares of the card's peak and matmul rate.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import torch
 
 from harness.device import pick_device, use_bf16, use_channels_last
 from harness.measure.loader_bound import LoaderRates, loader_bound_seconds, loader_bound_shapes, require_rates
+from harness.measure.mfu import FLOP_CONVENTION, card_name, gpu_matmul_tflops, mfu_fields, peak_tflops
 from harness.measure.step_bench import StepTime, time_training_step
 from harness.models import build_model, multigrid_bns
 from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_planned_frames
+from harness.models.flops import count_flops
 from harness.schedule import Plan, baseline_spec, build_plan
 from harness.schedule.trained import ShapeKey, iterations_by_shape
 from harness.spec import RunSpec
@@ -82,7 +85,8 @@ def profile_summary(profile: Profile) -> dict:
         "baseline_predicted_hours": profile.baseline_predicted_s / 3600,
         "predicted_speedup": profile.speedup,
         "iteration_ratio": plan.iteration_ratio,
-        "assumptions": "per-GPU step time × planned iterations; loader keeps up; perfect data-parallel scaling",
+        "assumptions": "per-GPU step time × planned iterations; loader keeps up; perfect data-parallel scaling; "
+                       f"shapes' mfu: {FLOP_CONVENTION}",
     }
     if profile.loader is not None:
         step_ms = {k: st.median_ms for k, st in profile.step_times.items()}
@@ -101,8 +105,8 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
                    warmup: int, repeats: int, step: str = "eager", progress=None,
                    plain_bn: bool = False) -> dict[ShapeKey, StepTime]:
     """Step time of `spec`'s model at every (t, s, per-GPU batch, BN splits) in `keys`, sub-batch BN computed as
-    `spec.train.sub_batch_bn` says; with `plain_bn`, shapes with sub-batch BN also with plain BN
-    (`StepTime.plain_bn_ms`)."""
+    `spec.train.sub_batch_bn` says, with its FLOPs utilisation (`StepTime.mfu`); with `plain_bn`, shapes with
+    sub-batch BN also with plain BN (`StepTime.plain_bn_ms`)."""
     torch.manual_seed(0)
     # Timed with random weights: a run's pre-trained ones (model.pretrained) change no step's time.
     model = build_model(dataclasses.replace(spec.model, pretrained=None), spec.data.num_classes).to(device)
@@ -113,12 +117,15 @@ def measure_shapes(spec: RunSpec, keys: set[ShapeKey], *, device: torch.device, 
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9)
 
     timing = dict(device=device, bf16=bf16, channels_last=channels_last, step=step, warmup=warmup, repeats=repeats)
+    peak, matmul = peak_tflops(card_name(device)), gpu_matmul_tflops(device) if keys else None
+    gmacs = {(t, s): count_flops(model, t, s).gflops for t, s in {key[:2] for key in keys}}
     times = {}
     for key in sorted(keys):
         if plain_bn and key[3] > 1:
-            times[key] = _timed_against_plain_bn(model, optimizer, key, **timing)
+            st = _timed_against_plain_bn(model, optimizer, key, **timing)
         else:
-            times[key] = _timed_step(model, optimizer, key, **timing)
+            st = _timed_step(model, optimizer, key, **timing)
+        times[key] = dataclasses.replace(st, mfu=mfu_fields(gmacs[key[:2]], st.clips_per_s, peak, matmul))
         if progress is not None:
             progress.update(1)
     del model, optimizer
@@ -228,7 +235,8 @@ def profile_suite(suite_name: str, scale_name: str = "paper", *, device: str | N
     record = {"suite": suite_name, "scale": scale_name, "device": str(dev), "step": step, "sub_batch_bn": sub_batch_bn,
               "runs": rows, "shapes": shapes,
               "assumptions": "per-GPU step time × planned iterations per GPU; the loader keeps up; perfect "
-                             "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed)"}
+                             "data-parallel scaling over the recipe's GPUs (BN sync across GPUs is not timed); "
+                             f"shapes' mfu: {FLOP_CONVENTION}"}
     if loader is not None:
         record["loader"] = {**loader.to_dict(), "assumptions": "loader_bound_*: each iteration takes max(step time, "
                                                                "per-GPU batch / loader clips/s)"}

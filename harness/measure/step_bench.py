@@ -30,12 +30,11 @@ class StepTime:
     # With sub-batch BN (bn_splits > 1) and `harness profile --plain-bn`: the same step with plain BN, what
     # sub-batch BN costs at this shape.
     plain_bn_ms: float | None = None
+    # `harness profile`: the step's FLOPs utilisation (harness.measure.mfu.mfu_fields)
+    mfu: dict | None = None
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["plain_bn_ms"] is None:
-            del d["plain_bn_ms"]
-        return d
+        return {k: v for k, v in asdict(self).items() if v is not None or k not in ("plain_bn_ms", "mfu")}
 
 
 def median_ms(run: Callable[[], object], device: torch.device, *, warmup: int, repeats: int) -> float:

@@ -11,9 +11,11 @@ For each recipe and per-GPU batch, on one device, with the same model and the sa
 
 Each row also gives the achieved TFLOP/s (training ≈ 3× the fvcore forward FLOPs) and its share
 of a large bf16 matrix product measured on the same device: how far the step is from the GPU's
-limit. Capture/compile time is reported apart from the steady-state step time. With `kernels`, each row also
-says where the step's time goes (harness.measure.kernels: the largest kernels, time per kernel group, and how
-busy the GPU is during the step).
+limit. Those two count multiply-adds (half the FLOPs); each row's `mfu` counts FLOPs (harness.measure.mfu:
+training GFLOP per clip, achieved TFLOP/s, their shares of the card's datasheet peak and of the measured matmul).
+Capture/compile time is reported apart from the steady-state step time. With `kernels`, each row also says where
+the step's time goes (harness.measure.kernels: the largest kernels, time per kernel group, and how busy the GPU is
+during the step).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import torch
 from torch import nn
 
 from harness.device import memory_format_for, pick_device, sync_device, use_bf16, use_channels_last
+from harness.measure.mfu import FLOP_CONVENTION, card_name, matmul_tflops, mfu_fields, peak_tflops
 from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_plain_impl
@@ -61,6 +64,7 @@ class ThroughputRow:
     compile: dict | None = None  # compiled modes: where setup_s's compile time went (harness.train.compile_cost)
     pad_stem_channels: int = 0  # model.pad_stem_channels of the timed model (0: the stem's 3 channels as they are)
     plain_bn_impl: str = "cudnn"  # train.plain_bn_impl of the timed model's BN layers
+    mfu: dict | None = None  # FLOPs utilisation, FLOPs counted as 2 × 3 × forward multiply-adds (harness.measure.mfu)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,21 +102,6 @@ def as_it_is(row: dict, mode: str) -> bool:
     """Whether a record row times `mode` on the model as it is (stems unpadded, cuDNN's BN): what the other rows are
     set against."""
     return row["mode"] == mode and not row.get("pad_stem_channels") and row.get("plain_bn_impl", "cudnn") == "cudnn"
-
-
-def matmul_tflops(device: torch.device, n: int = 8192, repeats: int = 20) -> float:
-    """The device's bf16 (GPU) or fp32 (CPU) dense matrix-product rate, measured: the practical ceiling."""
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    n = n if device.type == "cuda" else 1024
-    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
-    for _ in range(3):
-        a @ b
-    sync_device(device)
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    sync_device(device)
-    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e12
 
 
 def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
@@ -185,6 +174,8 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
     skipped = [] if on_gpu else [m for m in modes if m in GRAPHED_STEP_MODES]  # CUDA graphs need a GPU
     modes = [m for m in modes if m not in skipped]
     ceiling = matmul_tflops(dev)
+    # MFU's shares: of the card's datasheet peak and of its bf16 matmul (a CPU's fp32 one is no bf16 ceiling)
+    peak, bf16_matmul = peak_tflops(card_name(dev)), ceiling if on_gpu else None
     rows: list[ThroughputRow] = []
 
     def record() -> dict:
@@ -193,7 +184,8 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                 "rows": [r.to_dict() for r in rows],
                 "notes": "plain: textbook loop without per-step sync; eager/cuda_graphs/compile: the trainer's "
                          "iteration (train_iteration) incl. its per-step loss read and synchronisation; setup_s: "
-                         "capture/compile, not in ms"}
+                         "capture/compile, not in ms; train_tflops and share_of_matmul count 3 × forward "
+                         f"multiply-adds; mfu: {FLOP_CONVENTION}"}
 
     for recipe, pad, plain_impl in itertools.product(recipes, pad_stem, plain_bn):
         spec = compose([f"recipe={recipe}", f"model.pad_stem_channels={pad}"])
@@ -218,10 +210,12 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
                                                                warmup=warmup, repeats=repeats, kernels=kernels)
                 except torch.OutOfMemoryError:
                     ms, setup, where, compile_cost = float("nan"), float("nan"), None, None
-                peak = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
+                peak_mem = torch.cuda.max_memory_allocated(dev) / 2**30 if on_gpu else 0.0
                 tflops = 3 * gflops * batch / ms  # GFLOP per ms = TFLOP/s
+                mfu = mfu_fields(gflops, batch / ms * 1e3, peak, bf16_matmul)
                 rows.append(ThroughputRow(recipe, spec.model.name, t, s, batch, mode, ms, batch / ms * 1e3, setup,
-                                          tflops, tflops / ceiling, peak, where, compile_cost, pad, plain_impl))
+                                          tflops, tflops / ceiling, peak_mem, where, compile_cost, pad, plain_impl,
+                                          mfu))
                 for p in model.parameters():
                     p.grad = None
                 del optimizer

@@ -215,6 +215,12 @@ def test_throughput_times_the_plain_loop_beside_the_trainer_step_on_cpu():
         # training step counts as 3 forward passes.
         forward = 2 * 37.3 * (224 / 256) ** 2
         assert row["train_tflops"] == pytest.approx(3 * forward / row["ms_per_step"], rel=0.05)
+        # `mfu` counts FLOPs: 2 a multiply-add; on a CPU no bf16 peak or matmul to share out.
+        mfu = row["mfu"]
+        assert mfu["train_gflop_per_clip"] == pytest.approx(6 * forward, rel=0.05)
+        assert mfu["achieved_tflop_s"] == pytest.approx(2 * row["train_tflops"])
+        assert mfu["share_of_peak"] is None and mfu["share_of_matmul"] is None
+    assert "2 (FLOPs per multiply-add) × 3 (forward + backward)" in record["notes"]
 
 
 def test_throughput_says_where_a_steps_time_goes():

@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from harness.measure.predict import profile_plan, profile_summary
+from harness.models import build_model
+from harness.models.flops import count_flops
 from harness.records import PlanProfileRecord
 from harness.schedule import build_plan
 from harness.schedule.trained import iterations_by_shape
@@ -84,6 +86,13 @@ def test_profile_predicts_every_planned_shape():
     # Prediction = Σ iterations × step time, for the run and for its baseline.
     assert profile.predicted_s == pytest.approx(
         sum(row["iterations"] * row["median_ms"] / 1e3 for row in summary["shapes"]))
+    # Every shape's FLOPs utilisation: its model's FLOPs at that clip size times the clips/s it trains.
+    for row in summary["shapes"]:
+        forward = count_flops(build_model(s.model, 5), row["t"], row["s"]).gflops
+        assert row["mfu"]["train_gflop_per_clip"] == pytest.approx(6 * forward)
+        assert row["mfu"]["achieved_tflop_s"] == pytest.approx(6 * forward * row["clips_per_s"] / 1e3)
+        assert row["mfu"]["share_of_peak"] is None  # a CPU: no datasheet peak, no bf16 matmul
+    assert "multiply-add" in summary["assumptions"]
 
 
 def test_profile_cli_writes_a_record(tmp_path):
@@ -101,6 +110,7 @@ def test_profile_cli_writes_a_record(tmp_path):
     assert sub_batch and all(row["plain_bn_ms"] > 0 for row in sub_batch)
     assert all("plain_bn_ms" not in row for row in record["shapes"] if row["bn_splits"] == 1)
     assert "plain BN ms" in done.stdout
+    assert all(row["mfu"]["achieved_tflop_s"] > 0 for row in record["shapes"]) and "MFU" in done.stdout
     assert record["provenance"]["hardware"]["cpu_count"] >= 1
     assert record["record_version"] == PlanProfileRecord.VERSION
     assert "predicted on cpu" in done.stdout
