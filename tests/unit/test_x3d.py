@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 import torch
 from torch import nn
 
+from harness.cli import main
 from harness.models import build_model, multigrid_bns, pytorchvideo_names, set_bn_layout
 from harness.models.flops import count_flops
 from harness.models.x3d import X3D, X3DBlock
@@ -162,3 +164,12 @@ def test_a_training_step_at_two_multigrid_shapes_with_sub_batch_bn():
         optimizer.step()
     assert not torch.equal(before, model.stem.bn.running_mean)
     assert all(isinstance(b, X3DBlock) for b in model.res3)
+
+
+@pytest.mark.parametrize("name", ["x3d_s", "x3d_m"])
+def test_models_check_passes_at_every_planned_shape_of_its_recipe(capsys, name):
+    assert main(["models", "check", name, f"recipe=k400_{name}", "scale=smoke", "--device", "cpu", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] == 0
+    # the long cycle's frame counts and the short cycle's sizes
+    assert len({shape["t"] for shape in result["shapes"]}) >= 2 and len({shape["s"] for shape in result["shapes"]}) >= 3
