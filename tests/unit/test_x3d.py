@@ -48,8 +48,8 @@ def test_the_published_widths_depths_and_blocks():
 
 # Published counts (fvcore, one clip, conv multiply-adds, the convention of the model zoos): PySlowFast MODEL_ZOO.md
 # lists X3D-M at 4.73 GFLOPs and X3D-S at 1.96, both 3.8M parameters; the X3D paper's 6.2 GFLOPs for X3D-M is the
-# 16×256² view of its 3-crop test (4.73 × (256/224)²), its 2.0 for X3D-S the 13×160² one (13×182², the S config's
-# 3-crop test crop, counts 2.72). PyTorchVideo's hub models hold 3,794,274 parameters, as these do.
+# count at 16×256², the crop of its 3-crop test (4.73 × (256/224)²), and its 2.0 for X3D-S matches 13×160² (13×182²,
+# the S config's 3-crop test crop, counts 2.72). PyTorchVideo's hub models hold 3,794,274 parameters, as these do.
 PUBLISHED = [("x3d_m", 16, 224, 4.73), ("x3d_m", 16, 256, 6.2), ("x3d_s", 13, 160, 1.96)]
 
 
