@@ -78,8 +78,36 @@ def cmd_plan(args: argparse.Namespace) -> int:
         summary = plan_summary(plan, _fvcore_clip_cost(plan), "GFLOPs (fvcore, forward)")
     else:
         summary = plan_summary(plan)
-    print(json.dumps(summary, indent=None if args.compact else 2) if args.json else format_plan_table(summary))
+    rules = None
+    if plan.spec.multigrid.batch_rule == "flops":  # its counted costs also say what the paper's rule would give
+        from harness.schedule.batch_rules import rule_comparison
+
+        rules = summary["batch_rules"] = rule_comparison(plan.spec)
+    if args.json:
+        print(json.dumps(summary, indent=None if args.compact else 2))
+    else:
+        print(format_plan_table(summary) + ("\n\n" + format_rule_comparison(rules) if rules else ""))
     return 0
+
+
+def format_rule_comparison(rules: dict) -> str:
+    """What the paper's batch rule and the counted-FLOPs rule give each shape, and the plans' totals."""
+    lines = [f"Batch rules (this plan: {rules['rule']}): per-GPU batch and forward cost per iteration, relative to a "
+             f"baseline iteration, at each shape; clip cost counted, relative to the baseline clip.",
+             f"{'shape':>10} {'clip cost':>10} {'tokens (Eq. 1)':>18} {'flops (counted)':>18}"]
+
+    def cell(batch, cost) -> str:
+        return f"{batch:>6} × {cost:>5.2f}×" if batch is not None else f"{'—':>15}"
+
+    for r in rules["shapes"]:
+        tokens, flops = (cell(r[f"{rule}_batch"], r[f"{rule}_iteration_cost"]) for rule in ("tokens", "flops"))
+        lines.append(f"{str(r['t']) + '×' + str(r['s']) + '²':>10} {r['clip_cost']:>10.4f} {tokens:>18} {flops:>18}")
+    base_it, base_cost = rules["baseline_iterations"], rules["baseline_forward_cost"]
+    for rule in ("tokens", "flops"):
+        iterations, forward = rules[f"{rule}_iterations"], rules[f"{rule}_forward_cost"]
+        lines.append(f"{rule}: {iterations:,} iterations ({base_it / iterations:.2f}× fewer than the baseline's "
+                     f"{base_it:,}), forward cost {forward:,.0f} baseline clips ({base_cost / forward:.2f}× less)")
+    return "\n".join(lines)
 
 
 def _fvcore_clip_cost(plan):

@@ -44,9 +44,10 @@ def scaled_overrides(overrides: Sequence[str],
         return overrides
     recipe = [o for o in overrides if "=" in o and override_key(o) == "recipe"]
     # Unknown names: "did you mean". The synthetic data is made for the dataset trained on (as reproduce does).
-    dataset = compose([*recipe, *(o for o in overrides if "=" in o and override_key(o) == "data.name")]).data.name
-    scale = load_scale(names[-1]).for_dataset(dataset).long_enough_for([compose(recipe).data])
-    scaled = scale_overrides(compose(recipe), scale, None, None)
+    dataset_override = [o for o in overrides if "=" in o and override_key(o) == "data.name"]
+    dataset = compose([*recipe, *dataset_override], count_shape_costs=False).data.name  # data only: no costs
+    scale = load_scale(names[-1]).for_dataset(dataset).long_enough_for([compose(recipe, count_shape_costs=False).data])
+    scaled = scale_overrides(compose(recipe, count_shape_costs=False), scale, None, None)
     if not scaled:  # paper scale: the recipe as it is
         return overrides
     given = {override_key(o): o.split("=", 1)[1] for o in overrides if "=" in o}
@@ -63,7 +64,7 @@ def scaled_overrides(overrides: Sequence[str],
     # The scale is derived from the recipe and the overrides it does not set (as resolve_suite derives it from
     # the suite run's recipe and overrides); the user's values of scaled keys then win, literally.
     base = [o for o in overrides if "=" in o and override_key(o) not in ours]
-    return [*scale_overrides(compose(base), scale, root, cache), *overrides]
+    return [*scale_overrides(compose(base, count_shape_costs=False), scale, root, cache), *overrides]
 
 
 def _same_value(given: str, scaled: str) -> bool:

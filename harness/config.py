@@ -113,12 +113,13 @@ def _is_utf8(path: Path) -> bool:
     return True
 
 
-def compose(overrides: Sequence[str] = ()) -> RunSpec:
+def compose(overrides: Sequence[str] = (), count_shape_costs: bool = True) -> RunSpec:
     """The validated RunSpec of a recipe (`recipe=NAME`, default the paper's default) with `overrides`.
 
     Hydra composes each recipe once (cached); the `key=value` overrides are then merged with
     OmegaConf's dot-list parser (YAML values: lists as [a,b], null, true/false), which is what makes
-    composing the hundreds of suite runs fast.
+    composing the hundreds of suite runs fast. Under multigrid.batch_rule=flops the shapes' costs that the
+    spec does not give are counted (fvcore, once per model and shape), unless `count_shape_costs` is False.
     """
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -139,7 +140,12 @@ def compose(overrides: Sequence[str] = ()) -> RunSpec:
     except OmegaConfBaseException as err:  # e.g. ${x} naming no key, ${oc.env:VAR} of a variable not set
         raise SpecError(f"'{err.full_key}' could not be resolved: {str(err).splitlines()[0]}. A value with ${{...}} "
                         f"is an OmegaConf interpolation; fix it, or give the value itself.") from None
-    return spec_from_dict(tree)
+    spec = spec_from_dict(tree)
+    if count_shape_costs and spec.multigrid.batch_rule == "flops":
+        from harness.models.flops import with_shape_costs  # torch and the model: only for the rule that counts
+
+        spec = with_shape_costs(spec)
+    return spec
 
 
 def _parse_overrides(items: Sequence[str]):

@@ -113,6 +113,13 @@ class MultigridSpec:
     bn_base_size: int = 8
     long_cycle_shapes: int | None = None  # S' of Table 1a: keep the last S' long shapes (None = all)
     short_cycle_shapes: int = 3  # Table 1b: 1 = long cycle only, 2 = base + S/√2, 3 = default
+    # How a shape's batch is scaled (one of BATCH_RULES): "tokens" keeps b·t·h·w per iteration constant (Eq. 1: the
+    # paper's rule, which keeps a convolution's FLOPs constant); "flops" keeps the counted forward FLOPs per iteration
+    # constant, which differs where cost grows faster than tokens (attention).
+    batch_rule: str = "tokens"
+    # batch_rule=flops: [t, s, forward cost of a t×s² clip relative to the data.num_frames×data.crop_size² clip] per
+    # shape; composing a spec counts the missing ones by fvcore (harness.models.flops.with_shape_costs).
+    shape_costs: tuple[tuple[int, int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,7 @@ SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
 # group (CUDA; harness.models.triton_bn, harness.models.cuda_bn).
 PLAIN_BN_IMPL = ("cudnn", "triton", "cuda_cpp")
 POLICIES = ("step", "cosine")
+BATCH_RULES = ("tokens", "flops")  # multigrid.batch_rule; harness.schedule.shapes applies them
 DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
 
 
@@ -370,6 +378,17 @@ def validate(spec: RunSpec) -> RunSpec:
     n_short = len(m.short_cycle_factors) + 1
     _require(1 <= m.short_cycle_shapes <= n_short,
              f"'multigrid.short_cycle_shapes' must be in [1, {n_short}], got {m.short_cycle_shapes}.")
+    _require(m.batch_rule in BATCH_RULES, f"'multigrid.batch_rule' must be one of {BATCH_RULES}, got "
+             f"'{m.batch_rule}'." + did_you_mean(m.batch_rule, BATCH_RULES))
+    _require(not m.shape_costs or m.batch_rule == "flops",
+             f"'multigrid.shape_costs' are read by multigrid.batch_rule=flops only, and the rule is "
+             f"{m.batch_rule}: set multigrid.batch_rule=flops, or multigrid.shape_costs=[].")
+    for i, (t, size, cost) in enumerate(m.shape_costs):
+        _require(t >= 1 and size >= 1 and cost > 0,
+                 f"'multigrid.shape_costs[{i}]' = [{t}, {size}, {cost}]: frames and pixels must be >= 1 and the "
+                 f"relative cost > 0.")
+    shapes = [(t, size) for t, size, _ in m.shape_costs]
+    _require(len(set(shapes)) == len(shapes), f"'multigrid.shape_costs' gives a shape twice: {shapes}.")
     _require(b.epoch_factor > 0, f"'baseline.epoch_factor' must be > 0, got {b.epoch_factor}.")
     for i, f in enumerate(b.shape_factor):
         _require(0 < f <= 1, f"'baseline.shape_factor[{i}]' = {f} must be in (0, 1].")

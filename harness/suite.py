@@ -361,7 +361,7 @@ class ResolvedRun:
 def suite_scale(suite: SuiteDef, scale: Scale) -> Scale:
     """`scale` with its synthetic data made for the dataset of `suite`'s recipes (Scale.for_dataset) when they all
     train on one; unchanged for a suite of several datasets (all its runs then share the Kinetics-like data)."""
-    datas = [compose([f"recipe={run.recipe}", *run.overrides]).data for run in suite.runs]
+    datas = [compose([f"recipe={run.recipe}", *run.overrides], count_shape_costs=False).data for run in suite.runs]
     names = {data.name for data in datas}
     scaled = scale.for_dataset(names.pop()) if len(names) == 1 else scale
     return scaled.long_enough_for(datas)
@@ -378,7 +378,7 @@ def resolve_suite(suite: SuiteDef, scale: Scale, user_overrides: list[str], data
         if run.variant in resolved:
             return resolved[run.variant]
         base = [f"recipe={run.recipe}", *run.overrides]
-        scaled = scale_overrides(compose(base), scale, data_root, cache)
+        scaled = scale_overrides(compose(base, count_shape_costs=False), scale, data_root, cache)
         tags = [f"suite={suite.name}", f"variant={run.variant}"]
         overrides = [*base, *scaled, *user_overrides, *tags]
         spec = compose(overrides)

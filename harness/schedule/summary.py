@@ -6,8 +6,10 @@ from typing import Any
 
 from harness.schedule.accounting import ClipCost, proportional_clip_cost, training_cost
 from harness.schedule.plan import Phase, Plan, baseline_spec, build_plan
+from harness.schedule.shapes import shape_cost
 
 PROPORTIONAL_UNIT = "baseline clips (t·s² estimate)"
+COUNTED_UNIT = "baseline clips (counted: multigrid.shape_costs)"
 
 
 def _phase_dict(plan: Plan, p: Phase, clips: int, forward: float) -> dict[str, Any]:
@@ -40,8 +42,11 @@ def _phase_dict(plan: Plan, p: Phase, clips: int, forward: float) -> dict[str, A
 
 
 def plan_summary(plan: Plan, clip_cost: ClipCost | None = None, unit: str = PROPORTIONAL_UNIT) -> dict[str, Any]:
-    """The Plan's phases and totals; forward cost from `clip_cost` (default: the t·s² estimate)."""
+    """The Plan's phases and totals; forward cost from `clip_cost` (default: the counted shape costs a
+    batch_rule=flops plan was made with, else the t·s² estimate)."""
     baseline = build_plan(baseline_spec(plan.spec))
+    if clip_cost is None and plan.spec.multigrid.batch_rule == "flops":
+        clip_cost, unit = (lambda t, s: shape_cost(plan.spec, t, s)), COUNTED_UNIT
     cost_fn = clip_cost or proportional_clip_cost(plan)
     cost = training_cost(plan, cost_fn, unit)
     base_cost = training_cost(baseline, cost_fn, unit)
