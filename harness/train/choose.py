@@ -151,9 +151,12 @@ def _pick(default: tuple[str, str], rows: list[dict[str, Any]], card: str, profi
     """The fastest counted row (steps plus compiling), or the default where the default is not predicted."""
     by_path = {(r["step"], r["sub_batch_bn"]): r for r in rows}
     counted = [r for r in rows if r["why_not"] is None]
-    if by_path.get(default, {}).get("predicted_s") is None or not counted:
+    if by_path.get(default, {}).get("predicted_s") is None:
         why = "no committed profile of this card" if not profiled else "no profile predicts today's default here"
         return Choice(*default, f"today's default: {why}", card, tuple(rows))
+    if not counted:  # e.g. a compiled step set explicitly whose compiling is too large a share of the run
+        return Choice(*default, "today's default: no candidate counts here (their why_not says why)", card,
+                      tuple(rows))
     best = min(counted, key=lambda r: r["predicted_s"] + r["compile_s"])
     if (best["step"], best["sub_batch_bn"]) == default:
         return Choice(*default, "today's default is the fastest eligible path predicted", card, tuple(rows))

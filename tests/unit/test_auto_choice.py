@@ -57,6 +57,9 @@ def test_compiled_steps_are_chosen_only_where_compiling_is_a_small_share_of_the_
     dear = choose("auto", "auto", RUN, CARD, _evidence(["step=compile_graphs"], predicted * 0.021 / 2, **paths))
     assert dear.step == "cuda_graphs"
     assert f"over {COMPILE_SHARE_LIMIT:.0%}" in _row(dear, "compile_graphs", "auto")["why_not"]
+    # Compiled steps set by the user, too dear: nothing counts, and the setting stays as it was asked.
+    mine = choose("compile_graphs", "auto", RUN, CARD, _evidence(compile_s=100.0, **paths))
+    assert (mine.step, mine.sub_batch_bn) == ("compile_graphs", "auto") and "no candidate counts" in mine.reason
     unmeasured = choose("auto", "auto", RUN, CARD, _evidence(["step=compile_graphs"], **paths))
     assert unmeasured.step == "cuda_graphs"
     assert "no measured compile time" in _row(unmeasured, "compile_graphs", "auto")["why_not"]
