@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,9 +94,13 @@ def _compose(overrides: list[str]):
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from harness.cli_train import override_key
     from harness.data.check import check_dataset, format_report, min_clip_frames
+    from harness.data.counts import counts_from_data
 
-    spec = _compose(args.overrides)
+    spec, counted = counts_from_data(_compose(args.overrides), {override_key(o) for o in args.overrides})
+    for line in counted:  # what train would take from the data too
+        print(f"harness data check: {line}", file=sys.stderr)
     min_frames = args.min_frames
     if min_frames is None:
         try:  # the planned clips whatever the data's size, which the check reports on (settings_errors)

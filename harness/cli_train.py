@@ -151,6 +151,7 @@ def _require_known_suite_run(overrides: Sequence[str]) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from harness.config import compose
+    from harness.data.counts import counts_from_data
     from harness.reproduce import prepare_synthetic  # under a file lock: torchrun starts every rank at once
     from harness.train.loop import TrainingDiverged, train
 
@@ -162,6 +163,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         _require_known_suite_run(args.overrides)
         spec = compose(scaled_overrides(args.overrides, prepare=prepare_synthetic))
+        spec, counted = counts_from_data(spec, {override_key(o) for o in args.overrides})
+        for line in counted:
+            logging.getLogger("harness.train").info(line)
         record = train(spec)
     except TrainingDiverged as err:
         print(f"harness train: diverged: {err}", file=sys.stderr)

@@ -12,7 +12,7 @@ from harness.data.decode import VideoError, scan_video
 from harness.data.frames import FrameListRecord, scan_frames
 from harness.data.sampler import check_num_classes, check_train_videos
 from harness.data.worker_pool import worker_pool
-from harness.schedule import Plan
+from harness.schedule import Plan, build_plan
 from harness.spec import RunSpec, SpecError
 
 
@@ -48,6 +48,11 @@ def _run_refusals(spec: RunSpec, train_videos: int | None, train_classes: int | 
             continue
         try:
             check(spec, count, spec.data.root)
+        except SpecError as err:
+            refusals.append(str(err))
+    if not refusals and train_videos is not None:
+        try:  # the schedule for this many videos: a dataset too small for multigrid's batches is refused there
+            build_plan(spec)
         except SpecError as err:
             refusals.append(str(err))
     return refusals

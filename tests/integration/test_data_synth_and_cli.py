@@ -111,6 +111,10 @@ def test_cli_synth_refuses_a_folder_holding_another_dataset(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["classes.txt", "train.csv"]
 
 
+# A plan small enough for a few test videos: the checks a test is about are then the only refusals.
+SMALL_PLAN = ["num_gpus=1", "solver.batch_size=2", "multigrid.long_cycle=false", "multigrid.short_cycle=false"]
+
+
 def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
     root = tmp_path / "k"
     lines = []
@@ -135,7 +139,7 @@ def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
     for rec in val:
         shutil.copytree(rec.path.parent, root / rec.path.parent.relative_to(synth))
     (root / "val.csv").write_text("".join(f"{rec.path.relative_to(synth)} {rec.label}\n" for rec in val))
-    overrides = ["data.name=synthetic", f"data.root={root}", "data.num_frames=8", "data.crop_size=32",
+    overrides = [*SMALL_PLAN, "data.name=synthetic", f"data.root={root}", "data.num_frames=8", "data.crop_size=32",
                  "data.num_classes=4"]
     assert harness("data", "check", "--json", *overrides, f"data.train_videos={len(lines)}") == 1
     report = json.loads(capsys.readouterr().out)
@@ -152,7 +156,7 @@ def test_cli_check_names_exactly_the_broken_videos(synth, tmp_path, capsys):
 
 
 def test_cli_check_refuses_what_train_refuses(synth, tmp_path, capsys):
-    overrides = ["data.name=synthetic", "data.num_frames=8", "data.crop_size=32"]
+    overrides = [*SMALL_PLAN, "data.name=synthetic", "data.num_frames=8", "data.crop_size=32"]
     given = [f"data.root={synth}", *overrides]
     assert harness("data", "check", "--json", *given, "data.num_classes=4", "data.train_videos=8") == 0
     capsys.readouterr()
@@ -175,7 +179,7 @@ def test_cli_check_counts_a_split_it_cannot_read_and_duplicate_lines(synth, tmp_
     copy = tmp_path / "copy"
     shutil.copytree(synth, copy)
     listed = (synth / "train.csv").read_text()
-    overrides = ["data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
+    overrides = [*SMALL_PLAN, "data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
                  "data.num_classes=4"]
     (copy / "train.csv").write_text(listed + "x.mp4\n")
     assert harness("data", "check", *overrides, "data.train_videos=8") == 1
@@ -191,7 +195,7 @@ def test_cli_check_warns_of_a_validation_list_that_shares_training_videos(synth,
     copy = tmp_path / "copy"
     shutil.copytree(synth, copy)
     train = (copy / "train.csv").read_text()
-    overrides = ["data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
+    overrides = [*SMALL_PLAN, "data.name=synthetic", f"data.root={copy}", "data.num_frames=8", "data.crop_size=32",
                  "data.num_classes=4", "data.train_videos=8"]
     for val, shared in ((train, "every one of its 8"), (train.splitlines(keepends=True)[0] + (copy / "val.csv")
                                                         .read_text(), "1 of its 5")):
@@ -397,3 +401,15 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
         monkeypatch.setattr(synth_module, "write_text_atomic", write)
         rep.prepare_synthetic(scale)
         assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == whole, calls[-1].name
+
+
+def test_cli_check_takes_the_counts_train_takes_from_the_data(synth, capsys):
+    """Left unset, data.num_classes and data.train_videos come from the data, as train takes them; a multigrid plan
+    too large for the data is refused as train refuses it."""
+    given = [f"data.root={synth}", "data.name=synthetic", "data.num_frames=8", "data.crop_size=32"]
+    assert harness("data", "check", "--json", *given, *SMALL_PLAN) == 0
+    captured = capsys.readouterr()
+    assert "data.train_videos=8 from" in captured.err and json.loads(captured.out)["settings_errors"] == []
+    assert harness("data", "check", "--json", *given) == 1  # the recipe's batch of 64 over 8 GPUs: 8 videos are few
+    report = json.loads(capsys.readouterr().out)
+    assert any("clips per GPU" in e or "Phase" in e for e in report["settings_errors"]), report["settings_errors"]
