@@ -31,7 +31,8 @@ from harness.data.annotation_records import VideoRecord, path_under
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, geometry, train_clip_plan
-from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video, require_decoder
+from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video
+from harness.data.decoders import require_decoder
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box

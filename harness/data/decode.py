@@ -15,16 +15,16 @@ been the nearest to a time, as in variable-rate video).
 Backends, chosen by the config key ``data.decoder`` (the dataset passes it to :func:`open_video`):
 ``pyav`` (the default) decodes with PyAV (:class:`VideoReader`); ``torchcodec`` with torchcodec
 (:class:`TorchCodecReader`, same interface, same frames up to the codec's rounding); ``nvdec`` decodes training
-clips on the GPU (:mod:`harness.data.nvdec`), reading headers and evaluation views with PyAV. (The environment
-variable ``HARNESS_DECODER`` that used to select torchcodec is an error now, naming the key.) torchcodec is
-optional and not a dependency of the harness; install it into the environment with::
+clips on the GPU (:mod:`harness.data.nvdec`), reading headers and evaluation views with PyAV.
+torchcodec is optional and not a dependency of the harness; install it into the environment with::
 
     pip install torchcodec            # a wheel matching the installed torch (torchcodec's README has the table)
     apt-get install -y ffmpeg         # torchcodec links FFmpeg's shared libraries (4 to 7) at run time;
                                       # PyAV bundles its own FFmpeg, so this is needed for torchcodec only
 
 If torchcodec cannot be imported or cannot load FFmpeg, selecting it is an error that says so (no silent
-fallback: benchmarks must measure the backend they name): :func:`require_decoder`, before any work.
+fallback: benchmarks must measure the backend they name): :func:`harness.data.decoders.require_decoder`,
+before any work.
 ``harness data check`` always scans with PyAV.
 """
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -140,31 +139,6 @@ def _container_signature(path: Path) -> str | None:
     if head[:4] == b"RIFF" and head[8:12] == b"AVI ":
         return "an AVI file"
     return None
-
-
-DECODER_ENV = "HARNESS_DECODER"  # no longer read: data.decoder replaced it (require_decoder says so)
-
-
-def require_decoder(decoder: str) -> None:
-    """SpecError (exit 2, before any work) where `data.decoder` cannot decode here: HARNESS_DECODER is set (the
-    old way to choose), torchcodec cannot be imported, or (nvdec) PyNvVideoCodec or a CUDA GPU is missing."""
-    from harness.spec import SpecError
-
-    old = os.environ.get(DECODER_ENV)
-    if old is not None:
-        raise SpecError(f"{DECODER_ENV}={old!r} is set, but the decoder is chosen by the config key data.decoder "
-                        f"now (pyav, torchcodec or nvdec). Unset {DECODER_ENV} and set data.decoder="
-                        f"{old.strip().lower() or 'pyav'}.")
-    if decoder == "torchcodec":
-        why = torchcodec_available()
-        if why is not None:
-            raise SpecError(f"data.decoder=torchcodec, but torchcodec cannot be used here ({why}). Install it "
-                            f"('pip install torchcodec' and FFmpeg's shared libraries, e.g. 'apt-get install "
-                            f"ffmpeg') or use data.decoder=pyav.")
-    elif decoder == "nvdec":
-        from harness.data.nvdec import require_nvdec
-
-        require_nvdec()
 
 
 def torchcodec_available() -> str | None:

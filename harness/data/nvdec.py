@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from harness.data.clip_plan import ClipPlan
-from harness.data.decode import VideoError
+from harness.data.decode import VideoError, VideoReader
 from harness.data.transforms import batch_resize_crop
 
 FALLBACK = "Use data.decoder=pyav (the default) to decode on the CPU."
@@ -246,7 +246,6 @@ def check_codec(decoder: NvdecDecoder, dataset: Any) -> None:
     """SpecError naming the fallback where NVDEC cannot decode the dataset's first readable video (its codec is
     not one this GPU's NVDEC decodes), before any training work. Videos PyAV cannot open either are left to the
     loader's bad-video bookkeeping."""
-    from harness.data.decode import VideoReader
     from harness.spec import SpecError
 
     for record in dataset.records[:20]:

@@ -18,7 +18,8 @@ import torch
 from harness.cli import main
 from harness.data import VideoClipDataset, load_annotations
 from harness.data.clip_dataset import BadVideoLog, collate_clips
-from harness.data.decode import DECODER_ENV, VideoError, VideoReader, require_decoder
+from harness.data.decode import VideoError, VideoReader
+from harness.data.decoders import DECODER_ENV, require_decoder
 from harness.data.nvdec import NvdecDecoder, nvdec_unavailable, worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import KINETICS_STD, normalize
