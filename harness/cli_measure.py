@@ -204,7 +204,8 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.device import pick_device, require_device
-    from harness.measure.throughput import measure_throughput, require_plain_bn_device, row_setting
+    from harness.measure.throughput import measure_throughput, require_plain_bn_device
+    from harness.measure.throughput_modes import row_setting
     from harness.records import ThroughputRecord
 
     require_device(args.device)
@@ -267,7 +268,7 @@ def _peak_note(rows: list[dict]) -> str:
 
 
 def _print_compile_cost(row: dict) -> None:
-    from harness.measure.throughput import row_setting
+    from harness.measure.throughput_modes import row_setting
 
     c = row["compile"]
     print(f"{row['model']} × {row['batch']}, {row_setting(row)}: setup {row['setup_s']:.1f} s, {c['graphs']} "
@@ -279,7 +280,7 @@ def _print_compile_cost(row: dict) -> None:
 
 def _print_kernels(row: dict) -> None:
     from harness.measure.kernels import short_name
-    from harness.measure.throughput import row_setting
+    from harness.measure.throughput_modes import row_setting
 
     k = row["kernels"]
     busy = f", busy {k['busy_share']:.0%} of the step" if k["busy_share"] is not None else ""

@@ -8,24 +8,14 @@ Override keys are checked before Hydra sees them, so a typo gets a "did you mean
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.io import unreadable_reason
+from harness.paths import suites_dir
 from harness.spec import RunSpec, SpecError, check_key, did_you_mean, spec_from_dict
 
 DEFAULT_RECIPE = "k400_slowfast_r50_8x8"
-
-
-def suites_dir() -> Path:
-    """Where the Hydra configs live: $HARNESS_SUITES_DIR, else ``suites/`` of this checkout."""
-    env = os.environ.get("HARNESS_SUITES_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[1] / "suites"
-    if not (path / "config.yaml").is_file():
-        raise SpecError(f"No suites/config.yaml under {path}. Run from a checkout of multigrid-harness "
-                        f"(pip install -e .) or set HARNESS_SUITES_DIR to its suites/ folder.")
-    return path
 
 
 def recipes() -> list[str]:

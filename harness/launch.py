@@ -21,7 +21,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from harness.config import suites_dir
+from harness.paths import suites_dir
 from harness.spec import SpecError
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
+from harness.paths import CHECKOUT
+
 PACKAGES = ("torch", "torchvision", "av", "fvcore", "hydra-core", "numpy", "multigrid-harness")
 
 
@@ -22,7 +24,7 @@ def git_commit(repo: Path | None = None) -> str:
     checkout's commit, with '+dirty' if tracked files changed; 'unknown' outside git."""
     if os.environ.get("HARNESS_COMMIT"):
         return os.environ["HARNESS_COMMIT"]
-    cwd = repo or Path(__file__).resolve().parents[1]
+    cwd = repo or CHECKOUT
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
                                 timeout=10, check=True).stdout.strip()

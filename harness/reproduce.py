@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from harness.io import require_writable_dir
+from harness.paths import data_home, results_root
 from harness.results import (
     damaged_record,
     output_dir_holder,
     recorded,
-    results_root,
     reuse_record,
     run_id,
     same_run_elsewhere,
@@ -45,10 +45,6 @@ def default_scale() -> str:
         return "proxy" if torch.cuda.is_available() else "smoke"
     except ImportError:
         return "smoke"
-
-
-def data_home() -> Path:
-    return Path(os.environ.get("HARNESS_DATA_DIR", Path.home() / ".cache" / "multigrid-harness"))
 
 
 def suite_data(scale: Scale, overrides: list[str], dry_run: bool,

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.io import aside_path, require_writable_dir, require_writable_file, write_json_atomic
+from harness.paths import results_root
 from harness.records import read_complete_run_record
 from harness.spec import RunSpec, SpecError, spec_from_dict
 
@@ -26,12 +27,6 @@ TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn"
 DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
 # Padded stem inputs compute the same convolution with other kernels: other timings and rounding.
 MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0, "fresh_classifier": False}
-
-
-def results_root() -> Path:
-    """$HARNESS_RESULTS_DIR, else results/ of this checkout."""
-    env = os.environ.get("HARNESS_RESULTS_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "results"
 
 
 def _generated_name(value: Any) -> Any:

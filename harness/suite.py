@@ -15,8 +15,9 @@ from typing import Any
 
 import yaml
 
-from harness.config import compose, recipes, suites_dir
+from harness.config import compose, recipes
 from harness.io import unreadable_reason
+from harness.paths import suites_dir
 from harness.schedule import build_plan
 from harness.spec import DataSpec, RunSpec, SpecError, did_you_mean
 

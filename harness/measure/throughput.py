@@ -88,22 +88,6 @@ def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device, modes
     require_bn_kernels_device("auto", "cuda_cpp", device)
 
 
-def row_setting(row: dict) -> str:
-    """A record row's step mode with the model settings that differ from the defaults, e.g. `cuda_graphs, stem 8`."""
-    parts = [row["mode"]]
-    if row.get("pad_stem_channels"):
-        parts.append(f"stem {row['pad_stem_channels']}")
-    if row.get("plain_bn_impl", "cudnn") != "cudnn":
-        parts.append(f"{row['plain_bn_impl']} BN")
-    return ", ".join(parts)
-
-
-def as_it_is(row: dict, mode: str) -> bool:
-    """Whether a record row times `mode` on the model as it is (stems unpadded, cuDNN's BN): what the other rows are
-    set against."""
-    return row["mode"] == mode and not row.get("pad_stem_channels") and row.get("plain_bn_impl", "cudnn") == "cudnn"
-
-
 def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
                 bf16: bool, steps: int) -> None:
     """The textbook loop, deliberately not train_iteration: no loss read, no per-step sync, so it bounds what any

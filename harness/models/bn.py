@@ -46,7 +46,8 @@ BLOCK_SPLITS_GRAPHED = 4
 
 # How sub-batch BN computes its groups (`train.sub_batch_bn`, one of harness.spec.SUB_BATCH_BN):
 #   auto         cuDNN BN per contiguous block up to `max_block_splits` groups, the reference's interleaved layout
-#                beyond (the choice measured above);
+#                beyond (the choice measured above); the trainer's train.sub_batch_bn=auto runs this unless
+#                harness.train.choose picks a faster implementation proven on the card;
 #   blocks       cuDNN BN per contiguous block, any k;   interleaved   the reference's layout, any k;
 #   fused        PyTorch's fused BN kernels per block, written into one output (CUDA; fused_bn);
 #   compiled     one grouped reduction and one normalising pass compiled by inductor (grouped_bn);

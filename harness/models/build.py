@@ -11,6 +11,7 @@ from torch import nn
 from harness.models.bn import convert_batchnorm
 from harness.models.registry import get_entry, load_target
 from harness.models.resnet3d import pad_stem_channels
+from harness.paths import list_checkpoints
 from harness.spec import ModelSpec, SpecError
 
 log = logging.getLogger("harness.models")
@@ -86,8 +87,6 @@ def _read_weights(path: Path) -> tuple[Path, dict]:
 
     if not path.is_dir():
         return path, read_state_dict(path)
-    from harness.train.checkpoint import list_checkpoints
-
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
     found = list_checkpoints(folder)
     if not found:

@@ -14,6 +14,9 @@ from typing import Any
 import jinja2
 
 from harness.io import read_json_object, require_writable_dir, write_text_atomic
+from harness.measure.kernels import short_name
+from harness.measure.throughput_modes import as_it_is, row_setting
+from harness.paths import reports_dir, results_root
 from harness.provenance import provenance_of
 from harness.report import figures, history, readme, verdict
 from harness.report.inputs import (
@@ -332,8 +335,6 @@ def throughput_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) ->
     """Training-step time at the baseline shape of the suite's recipes: a plain loop beside the trainer's step
     modes (`harness throughput` records), each mode's gain over the trainer's eager step and over the plain loop
     (the model as it is) timed at the same commit on the same card, in the same record or another of that call."""
-    from harness.measure.throughput import as_it_is, row_setting
-
     def where(record: Mapping[str, Any]) -> tuple[str, str]:
         prov = provenance_of(record)
         return prov["commit"] or "?", prov["hardware"].get("gpu") or record.get("device", "?")
@@ -388,9 +389,6 @@ KERNEL_GROUPS = ("convolution", "normalisation", "elementwise", "copy", "matmul"
 def step_kernels_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) -> Table | None:
     """Where a training step's time goes (`harness throughput --kernels` rows of the suite's recipes): kernel time
     per step, how busy the GPU is during the step, time per kernel group and the largest kernel."""
-    from harness.measure.kernels import short_name
-    from harness.measure.throughput import row_setting
-
     rows, notes = [], []
     for prov, device, mine in _throughput_rows_with(records, recipes, "kernels"):
         for r in mine:
@@ -419,8 +417,6 @@ def compile_cost_table(records: Sequence[Mapping[str, Any]], recipes: set[str]) 
     """Where a compiled step's setup time goes (`harness throughput` rows of compiled modes that kept their
     harness.train.compile_cost): Dynamo's tracing, AOTAutograd, Inductor, the guards, the rest (the warm-up runs and
     a CUDA graph's capture), and whether PyTorch's compile caches served the graphs."""
-    from harness.measure.throughput import row_setting
-
     def cache(cost: Mapping[str, Any], layer: str) -> str:
         hits, misses = cost.get(f"{layer}_cache_hits", 0), cost.get(f"{layer}_cache_misses", 0)
         return f"{hits} of {hits + misses}" if hits + misses else ""
@@ -600,16 +596,6 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def default_results_dir() -> Path:
-    from harness.results import results_root
-
-    return results_root()
-
-
-def default_reports_dir() -> Path:
-    return default_results_dir().parent / "reports"
-
-
 class NoRecords(SpecError):
     """The results folder holds no run record of the suite: there is nothing to report."""
 
@@ -621,8 +607,8 @@ def write_report(suite: str, results_dir: Path | None = None, out_dir: Path | No
     suite (NoRecords) and, unless `force`, a report that would replace one built from more records (or from a
     number its summary.json does not tell: publish.require_not_fewer) are errors:
     a wrong --results must not silently turn a published report into an empty one."""
-    results_dir = Path(results_dir) if results_dir else default_results_dir()
-    out_dir = Path(out_dir) if out_dir else default_reports_dir()
+    results_dir = Path(results_dir) if results_dir else results_root()
+    out_dir = Path(out_dir) if out_dir else reports_dir()
     suite_def = load_suite_def(suite)
     if not results_dir.is_dir():
         raise SpecError(f"The results folder {results_dir} does not exist. Pass --results DIR, the folder that "
@@ -743,12 +729,12 @@ def _summary(path: Path) -> dict | None:
 def write_index(out_dir: Path, results_dir: Path | None = None) -> Path:
     """Write reports/index.html and reports/overview.md from every suite definition and the reports that exist
     (a suite without a report contributes its paper rows with the predicted speedups of results/profile/)."""
-    results_dir = Path(results_dir) if results_dir else default_results_dir()
+    results_dir = Path(results_dir) if results_dir else results_root()
     summaries, overview = _index_rows(results_dir, {name: _summary(Path(out_dir) / name / "summary.json")
                                                     for name in suite_names()})
     _write(Path(out_dir) / "overview.md", overview_markdown(overview))
-    if Path(out_dir).resolve() == default_reports_dir().resolve():  # the checkout's reports: its README too
-        readme.write_block(default_reports_dir().parent / "README.md", readme_results(summaries, overview))
+    if Path(out_dir).resolve() == reports_dir().resolve():  # the checkout's reports: its README too
+        readme.write_block(reports_dir().parent / "README.md", readme_results(summaries, overview))
     names = set(suite_names())
     collections = sorted(d.name for d in Path(out_dir).iterdir()
                          if d.is_dir() and d.name not in names and (d / "index.html").is_file())
@@ -773,7 +759,7 @@ def _index_rows(results_dir: Path, summaries: Mapping[str, dict | None]) -> tupl
 def readme_results_from_records(results_dir: Path | None = None) -> str:
     """The README's results block as the records of `results_dir` make it, every suite's report built afresh in
     memory (what `harness report` of every suite would write)."""
-    results_dir = Path(results_dir) if results_dir else default_results_dir()
+    results_dir = Path(results_dir) if results_dir else results_root()
     summaries = {name: json.loads(json.dumps(summary_from_results(name, results_dir))) for name in suite_names()}
     return readme_results(*_index_rows(results_dir, summaries))
 

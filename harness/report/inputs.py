@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.config import suites_dir
+from harness.paths import suites_dir
 from harness.provenance import provenance_of
 from harness.records import incomplete_reason, read_run_record
 from harness.report.cards import gpu_of, on_one_card

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +15,8 @@ import numpy as np
 import torch
 
 from harness.io import aside_path, unreadable_reason, write_atomic
+from harness.paths import CHECKPOINT_NAME, checkpoint_path, list_checkpoints
 from harness.spec import SpecError
-
-NAME = re.compile(r"^checkpoint_(\d{9})\.pt$")
-
-
-def checkpoint_path(folder: Path, iteration: int) -> Path:
-    return folder / f"checkpoint_{iteration:09d}.pt"
-
-
-def list_checkpoints(folder: Path) -> list[Path]:
-    """Complete checkpoints in `folder`, oldest first (temp files of an interrupted write are ignored)."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if NAME.match(p.name))
 
 
 def save_checkpoint(folder: Path, iteration: int, payload: dict[str, Any], keep: int) -> Path:
@@ -41,7 +28,7 @@ def save_checkpoint(folder: Path, iteration: int, payload: dict[str, Any], keep:
     for stale in folder.glob(".checkpoint_*.pt.*.tmp") if folder.is_dir() else ():
         stale.unlink(missing_ok=True)
     path = write_atomic(checkpoint_path(folder, iteration), lambda tmp: torch.save(payload, tmp))
-    older = [p for p in list_checkpoints(folder) if int(NAME.match(p.name)[1]) < iteration]
+    older = [p for p in list_checkpoints(folder) if int(CHECKPOINT_NAME.match(p.name)[1]) < iteration]
     for old in older[:max(0, len(older) - (keep - 1))]:
         old.unlink(missing_ok=True)
     return path

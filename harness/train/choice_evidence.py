@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from harness.paths import COMMITTED_RESULTS
 from harness.train.choose import Evidence, RunShapes, ShapeKey
 
-COMMITTED_RESULTS = Path(__file__).resolve().parents[2] / "results"  # this checkout's, whatever the run writes to
 NUMERICS_TABLE = "numerics/fast_paths.json"
 
 

@@ -10,6 +10,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from harness.spec import SpecError
+
 
 @dataclass(frozen=True)
 class DistInfo:
@@ -34,8 +36,6 @@ def init_distributed(device_choice: str) -> DistInfo:
     local = int(os.environ.get("LOCAL_RANK", 0))
     use_cuda = torch.cuda.is_available() if device_choice == "auto" else device_choice == "cuda"
     if use_cuda and not torch.cuda.is_available():
-        from harness.spec import SpecError
-
         raise SpecError("'train.device=cuda' but no CUDA device is visible. Use train.device=cpu or auto.")
     device = torch.device("cuda", local) if use_cuda else torch.device("cpu")
     if use_cuda:
@@ -43,6 +43,16 @@ def init_distributed(device_choice: str) -> DistInfo:
     if world > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo", rank=rank, world_size=world)
     return DistInfo(rank, world, local, device)
+
+
+_CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def capture_stream(device: torch.device) -> torch.cuda.Stream:
+    """The side stream on which DDP is built and graphed DDP steps warm up and capture, one per device."""
+    if device not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
+    return _CAPTURE_STREAMS[device]
 
 
 def data_parallel(model: nn.Module, info: DistInfo, for_graphs: bool = False) -> nn.Module:
@@ -58,8 +68,6 @@ def data_parallel(model: nn.Module, info: DistInfo, for_graphs: bool = False) ->
         return DistributedDataParallel(model)
     if not for_graphs:
         return DistributedDataParallel(model, device_ids=[info.device.index])
-    from harness.train.step import capture_stream
-
     stream = capture_stream(info.device)
     stream.wait_stream(torch.cuda.current_stream(info.device))
     with torch.cuda.stream(stream):

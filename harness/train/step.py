@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,10 +53,10 @@ from torch import nn
 
 from harness.device import sync_device
 from harness.models.bn import BLOCK_SPLITS_GRAPHED, multigrid_bns, set_bn_block_splits
-from harness.reproduce import data_home
+from harness.paths import compile_cache_dir
 from harness.spec import GRAPHED_STEP_MODES, STEP_MODES, SpecError
 from harness.train.compile_cost import CompileCostMeter
-from harness.train.distributed import DistInfo, agree
+from harness.train.distributed import DistInfo, agree, capture_stream
 
 StepKey = tuple[Any, ...]  # (t, s, per-GPU batch, BN splits, BN sync): what a graph is specialised to
 
@@ -106,16 +105,6 @@ class EagerStep:
 
     def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
         return self._forward_backward(clips, labels)
-
-
-_CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
-
-
-def capture_stream(device: torch.device) -> torch.cuda.Stream:
-    """The side stream on which DDP is built and graphed DDP steps warm up and capture, one per device."""
-    if device not in _CAPTURE_STREAMS:
-        _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
-    return _CAPTURE_STREAMS[device]
 
 
 class GraphedStep(EagerStep):
@@ -198,13 +187,6 @@ def compiled(net: nn.Module, shapes: int) -> nn.Module:
     # Every planned shape and BN layout is its own specialisation; Dynamo's default limit is 8.
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 2 * shapes + 4)
     return torch.compile(net, dynamic=False)
-
-
-def compile_cache_dir() -> str:
-    """Where torch.compile keeps what it compiled: $TORCHINDUCTOR_CACHE_DIR if set, else `torch-compile/` in the
-    harness's data folder (set for this process, before the first compilation reads it), which every run on this
-    machine shares."""
-    return os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(data_home() / "torch-compile"))
 
 
 class _CompileCosted:

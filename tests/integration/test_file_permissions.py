@@ -134,7 +134,8 @@ def test_an_unreadable_annotation_file_stops_train_and_data_check_before_any_wor
 ])
 def test_an_unreadable_config_file_is_named_with_the_fix(tmp_path, monkeypatch, capsys, file, command):
     from harness.cli import main
-    from harness.config import _recipe_tree, suites_dir
+    from harness.config import _recipe_tree
+    from harness.paths import suites_dir
 
     suites = Path(shutil.copytree(suites_dir(), tmp_path / "suites"))
     monkeypatch.setenv("HARNESS_SUITES_DIR", str(suites))

@@ -75,7 +75,7 @@ def test_every_recipe_composes_and_plans(name):
 
 
 def test_recipe_headers_cite_their_source():
-    from harness.config import suites_dir
+    from harness.paths import suites_dir
 
     for path in sorted((suites_dir() / "recipe").glob("*.yaml")):
         header = path.read_text().splitlines()[:6]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.config import _recipe_tree, suites_dir
+from harness.config import _recipe_tree
+from harness.paths import suites_dir
 
 SMOKE_SCALE = ("frames_factor: 0.5\ncrop_factor: 0.14\nmax_epoch: 6\nmodel_width: 0.0625\nnum_gpus: 1\n"
                "per_gpu_batch: 2\n")
