@@ -45,6 +45,7 @@ from harness.report.tables import (
     fmt,
     layout_text,
     method_of,
+    ran_papers_model,
     runs_table,
     setups_table,
     shown,
@@ -117,6 +118,14 @@ def scale_statement(scale: str | None, records: Sequence[Mapping[str, Any]]) -> 
                 " Accuracy and speedups are comparable to the paper's; the paper trained on 128 GPUs, so "
                 "wall-clock speedups depend on how close this hardware is.")
     return f"Scale {scale!r} on {where}.", " Compare with the paper's numbers with care."
+
+
+def _title(suite: SuiteDef, records: Sequence[Mapping[str, Any]]) -> str:
+    """The page's title, naming the models that ran where none is the paper's."""
+    if not records or any(ran_papers_model(r) for r in records):
+        return f"{suite.name}: multigrid vs baseline, ours beside the paper's"
+    models = sorted({str((r.get("plan") or {}).get("model") or "?") for r in records})
+    return f"{suite.name}: multigrid vs baseline on {', '.join(models)}"
 
 
 def _figure3(runs: Table, metric: str) -> bytes | None:
@@ -524,7 +533,7 @@ def build_report(suite: SuiteDef, records: Iterable[Mapping[str, Any]], paper_ro
     commits, dates = _commits_and_dates(recs)
     versions = sorted({", ".join(f"{k} {v}" for k, v in p["versions"].items()) for p in provs})
     html = _ENV.from_string(PAGE).render(
-        title=f"{suite.name}: multigrid vs baseline, ours beside the paper's", suite=suite,
+        title=_title(suite, recs), suite=suite,
         scale_headline=headline, scale_detail=detail, devices=_devices(recs),
         datasets=sorted({str(((r.get("spec") or {}).get("data") or {}).get("name")) for r in recs}),
         done=len(recs), total=len(suite.runs), commits=commits,

@@ -189,6 +189,20 @@ def _ratio(base: Any, value: Any) -> float | None:
     return float(base) / float(value)
 
 
+NOT_PAPERS_MODEL = "not the paper's model: the paper's numbers are not shown beside it"
+
+
+def ran_papers_model(record: Mapping[str, Any]) -> bool:
+    """Whether the record's run trained the paper's model (not a user's factory or another library's model); records
+    from before the trainer said so ran the paper's."""
+    return bool((record.get("plan") or {}).get("paper_model", True))
+
+
+def without_paper_numbers(row: Mapping[str, Any]) -> dict[str, Any]:
+    """`row` with the paper's numbers blanked (its row names kept): they describe another model."""
+    return {k: (v if not k.startswith("paper_") or k in ("paper_row", "paper_rows") else None) for k, v in row.items()}
+
+
 def _versus(numbers: dict[str, Any], base: Mapping[str, Any] | None,
             margin: float = stats.DEFAULT_MARGIN) -> dict[str, Any]:
     """Iterations, FLOPs and wall-clock of `base` over this run's (the speedup also over same-card seed pairs,
@@ -317,7 +331,9 @@ def paper_table(table_id: str, suite: SuiteDef, chosen: Mapping[str, Mapping[str
             base = baselines.get(_group(p))
             versus = _versus(numbers, base, suite.margin)
             note = "" if base is not None else "the row's baseline has no record: no speedup"
-            out.append({**paper, **numbers, **versus, "status": OK, "note": _join(note, said)})
+            shown = paper if ran_papers_model(record) else without_paper_numbers(paper)
+            out.append({**shown, **numbers, **versus, "status": OK,
+                        "note": _join(note, said if shown is paper else NOT_PAPERS_MODEL)})
     columns = [Column("paper_row", "paper row"), Column("variant", "our run"), Column("status", "status", show=False),
                Column("epoch_factor", "epochs ×", "float"), Column("epochs", "epochs", "int", show=False),
                Column("iterations", "iterations", "int"), Column("iteration_ratio", "× fewer iters", "ratio"),
@@ -439,6 +455,8 @@ def runs_table(suite: SuiteDef, chosen: Mapping[str, Mapping[str, Any]],
         base = suite_baseline(record, suite, chosen)
         notes = [resumed_note(record)] + ([] if base is not None else
                                              ["no 1.0× baseline record of this recipe: no speedup"])
+        if not ran_papers_model(record):
+            row, notes = without_paper_numbers(row), [*notes, NOT_PAPERS_MODEL]
         out.append({**row, **numbers, **_versus(numbers, base, suite.margin), "status": OK,
                     "baseline_variant": None if base is None else base.get("variant"),
                     "note": "; ".join(n for n in notes if n)})

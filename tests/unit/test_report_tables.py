@@ -445,3 +445,20 @@ def test_another_setups_run_is_timed_against_the_same_seed_on_the_same_card():
     table = setups_table(SUITE, {main_setup: {"multigrid": main_newest}, "2 GPUs, cuda_graphs steps":
                                  {"multigrid": two_gpus}}, main_setup, [main_newest, main_same_seed])
     assert _row(table, setup="2 GPUs, cuda_graphs steps")["vs_main"] == pytest.approx(2.0)
+
+
+def test_a_users_model_is_not_set_beside_the_papers_numbers():
+    from harness.report.build import build_report
+
+    chosen = {"baseline": make_record("baseline", kind="baseline", train_s=120.0),
+              "multigrid": make_record("multigrid", train_s=40.0)}
+    for record in chosen.values():
+        record["plan"].update(model="mypkg.models:tiny", paper_model=False)
+    table = paper_table("1a", SUITE, chosen, PAPER)
+    row = _row(table, variant="multigrid")
+    assert row["paper_speedup"] is None and row["paper_top1"] is None and row["paper_row"] == "4-shape (default)"
+    assert "not the paper's model" in row["note"] and row["speedup"] == pytest.approx(3.0)
+    runs = _row(runs_table(SUITE, chosen, PAPER), variant="multigrid")
+    assert runs["paper_speedup"] is None and "not the paper's model" in runs["note"]
+    html, _ = build_report(SUITE, list(chosen.values()), PAPER)
+    assert "multigrid vs baseline on mypkg.models:tiny" in html
