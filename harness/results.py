@@ -27,6 +27,10 @@ TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn"
 DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
 # Padded stem inputs compute the same convolution with other kernels: other timings and rounding.
 MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0, "fresh_classifier": False}
+# The paper's batch rule: records made before the rule was a setting ran it.
+MULTIGRID_HASHED_WHEN_SET = {"batch_rule": "tokens", "shape_costs": []}
+HASHED_WHEN_SET = {"data": DATA_HASHED_WHEN_SET, "model": MODEL_HASHED_WHEN_SET, "train": TRAIN_HASHED_WHEN_SET,
+                   "multigrid": MULTIGRID_HASHED_WHEN_SET}
 
 
 def _generated_name(value: Any) -> Any:
@@ -50,19 +54,13 @@ def _hashed_settings(spec_dict: dict[str, Any], names: bool = True, portable: bo
         if "pretrained" in d.get("model", {}):
             d["model"]["pretrained"] = _generated_name(d["model"]["pretrained"])
     data.pop("cache", None)  # a frame cache serves the very frames decoding would
-    for key, default in DATA_HASHED_WHEN_SET.items():
-        if data.get(key, default) == default:
-            data.pop(key, None)
-    model = d.get("model", {})
-    for key, default in MODEL_HASHED_WHEN_SET.items():
-        if model.get(key, default) == default:
-            model.pop(key, None)
-    train = d.get("train", {})
     for key in NOT_IN_RUN_ID_TRAIN:
-        train.pop(key, None)
-    for key, default in TRAIN_HASHED_WHEN_SET.items():
-        if train.get(key, default) == default:
-            train.pop(key, None)
+        d.get("train", {}).pop(key, None)
+    for section, defaults in HASHED_WHEN_SET.items():
+        values = d.get(section, {})
+        for key, default in defaults.items():
+            if values.get(key, default) == default:
+                values.pop(key, None)
     return json.dumps(d, sort_keys=True)
 
 
