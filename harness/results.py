@@ -29,8 +29,10 @@ DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
 MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0, "fresh_classifier": False}
 # The paper's batch rule: records made before the rule was a setting ran it.
 MULTIGRID_HASHED_WHEN_SET = {"batch_rule": "tokens", "shape_costs": []}
+# Progressive resizing off: records made before it was a setting ran without it.
+BASELINE_HASHED_WHEN_SET = {"progressive_scale": 0.0, "progressive_stages": 4, "progressive_full_fraction": 0.2}
 HASHED_WHEN_SET = {"data": DATA_HASHED_WHEN_SET, "model": MODEL_HASHED_WHEN_SET, "train": TRAIN_HASHED_WHEN_SET,
-                   "multigrid": MULTIGRID_HASHED_WHEN_SET}
+                   "multigrid": MULTIGRID_HASHED_WHEN_SET, "baseline": BASELINE_HASHED_WHEN_SET}
 
 
 def _generated_name(value: Any) -> Any:

@@ -128,6 +128,12 @@ class BaselineSpec:
 
     epoch_factor: float = 1.0  # "Baseline 1/k" trains for max_epoch / k: epoch_factor = 1/k
     shape_factor: tuple[float, float] = (1.0, 1.0)  # (t, s) factors; Figure 3's "smaller shape, larger batch"
+    # Progressive resizing (EfficientNetV2 §4, MosaicML Composer's ProgressiveResizing): the crop grows once, from
+    # progressive_scale × data.crop_size to the full crop in progressive_stages equal steps over the first
+    # (1 − progressive_full_fraction) of the epochs, at a fixed batch; 0 is off.
+    progressive_scale: float = 0.0
+    progressive_stages: int = 4
+    progressive_full_fraction: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -392,6 +398,13 @@ def validate(spec: RunSpec) -> RunSpec:
     _require(b.epoch_factor > 0, f"'baseline.epoch_factor' must be > 0, got {b.epoch_factor}.")
     for i, f in enumerate(b.shape_factor):
         _require(0 < f <= 1, f"'baseline.shape_factor[{i}]' = {f} must be in (0, 1].")
+    _require(0 <= b.progressive_scale < 1, f"'baseline.progressive_scale' = {b.progressive_scale}: the starting crop's "
+             f"share of data.crop_size must be in (0, 1), or 0 for no progressive resizing.")
+    _require(b.progressive_stages >= 1, f"'baseline.progressive_stages' must be >= 1, got {b.progressive_stages}.")
+    _require(0 <= b.progressive_full_fraction < 1, f"'baseline.progressive_full_fraction' = "
+             f"{b.progressive_full_fraction} must be in [0, 1): the share of the epochs trained at the full crop.")
+    _require(not b.progressive_scale or tuple(b.shape_factor) == (1.0, 1.0),
+             "'baseline.progressive_scale' grows the crop to the recipe's: leave 'baseline.shape_factor' at [1, 1].")
     if spec.is_multigrid:
         _require(b == BaselineSpec(),
                  "'baseline.*' settings apply only to a baseline run, but multigrid is on. Either reset them or "

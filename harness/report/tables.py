@@ -33,7 +33,7 @@ TABLE_TITLES = {
     "6": "Table 6: Charades, mAP (SlowFast R50 16×8)",
 }
 KIND_NAMES = {"baseline": "baseline", "multigrid": "multigrid (long + short)", "long_cycle": "long cycle only",
-              "short_cycle": "short cycle only"}
+              "short_cycle": "short cycle only", "progressive": "progressive resizing (crop grown once)"}
 
 
 SEEDS_NOTE = ("Runs over several seeds (initialisation and data order; the same videos): accuracy and train time "

@@ -9,6 +9,7 @@ split in two LR halves), without its crashes (long cycle only, one GPU).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -209,6 +210,36 @@ def _long_cycle_phases(spec: RunSpec) -> list[Phase]:
     return phases
 
 
+def progressive_sizes(spec: RunSpec, max_epoch: int) -> list[tuple[int, int]]:
+    """(first epoch, crop) of each step of a progressive-resizing baseline: equal steps from the starting crop,
+    the last one the recipe's crop from (1 − progressive_full_fraction) of the epochs on."""
+    b, s0 = spec.baseline, spec.data.crop_size
+    ramp_end = max_epoch * (1 - b.progressive_full_fraction)
+    steps = [(int(round(ramp_end * k / b.progressive_stages)),
+              int(round(s0 * (b.progressive_scale + (1 - b.progressive_scale) * k / b.progressive_stages))))
+             for k in range(b.progressive_stages)]
+    steps.append((int(round(ramp_end)), s0))
+    if min(crop for _, crop in steps) < 1:
+        raise PlanError(f"'baseline.progressive_scale' {b.progressive_scale} rounds the first crop to 0px with "
+                        f"data.crop_size={s0}. Use a larger scale.")
+    return [(epoch, crop) for i, (epoch, crop) in enumerate(steps) if i + 1 == len(steps) or steps[i + 1][0] > epoch]
+
+
+def _progressive_phases(spec: RunSpec, steps: list[int], max_epoch: int) -> list[Phase]:
+    """A baseline whose crop grows once over training at a fixed batch: one phase per stretch of one crop and one
+    LR stage, the clip's frames and the LR schedule the baseline's."""
+    sizes = progressive_sizes(spec, max_epoch)
+    bounds = sorted({0, *(e for e in steps if e < max_epoch), *(e for e, _ in sizes if e < max_epoch), max_epoch})
+    phases = []
+    for start, end in itertools.pairwise(bounds):
+        stage = max(k for k, step in enumerate(steps) if step <= start)
+        crop = max((c for e, c in sizes if e <= start), default=sizes[0][1])
+        base = Shape(1, spec.data.num_frames, crop)
+        phases.append(_make_phase(spec, len(phases), stage, start, end, spec.solver.gamma**stage, base,
+                                  cycle_for_base(spec, base, False)))
+    return phases
+
+
 def baseline_spec(spec: RunSpec) -> RunSpec:
     """The 1.0× fixed-shape baseline a plan is compared against."""
     mg = replace(spec.multigrid, long_cycle=False, short_cycle=False)
@@ -226,6 +257,8 @@ def _phases(spec: RunSpec) -> tuple[list[Phase], int, str]:
         return _fixed_shape_phases(spec, steps, max_epoch, Shape(1, t0, s0), True), max_epoch, "short_cycle"
     b = spec.baseline
     steps, max_epoch = (list(s.steps), s.max_epoch) if b.epoch_factor == 1 else _scaled_stages(spec, b.epoch_factor)
+    if b.progressive_scale:
+        return _progressive_phases(spec, steps, max_epoch), max_epoch, "progressive"
     base = fixed_shape(spec, *b.shape_factor)
     return _fixed_shape_phases(spec, steps, max_epoch, base, False), max_epoch, "baseline"
 
