@@ -33,18 +33,20 @@ nox.options.envdir = _envdir()
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Lint, then the unit and integration tests (CPU only; GPU tests skip without a GPU)."""
+    """Lint and the layer rule, then the unit and integration tests (CPU only; GPU tests skip without a GPU)."""
     session.install("-e", ".[test,lint]")
     session.run("ruff", "check", ".")
+    session.run("lint-imports")  # the layer rule of docs/design.md ([tool.importlinter] in pyproject.toml)
     # Benchmarks run once, untimed, as tests here; `nox -s bench` times them.
     session.run("pytest", "--benchmark-disable", *(session.posargs or ["tests"]))
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree."""
-    session.install("ruff>=0.5")
+    """ruff over the whole tree, then the layer rule (lint-imports reads the code; it needs no install of it)."""
+    session.install("ruff>=0.5", "import-linter>=2,<3")
     session.run("ruff", "check", ".")
+    session.run("lint-imports")
 
 
 @nox.session
