@@ -1,9 +1,11 @@
 """Device choices shared by the trainer and the measurements: which device, bf16, channels-last, and waiting for
-queued work. Imports only torch, so the trainer and harness/measure/ both use it without importing each other."""
+queued work. Imports only torch and harness.spec, so the trainer and harness/measure/ both use it."""
 
 from __future__ import annotations
 
 import torch
+
+from harness.spec import SpecError
 
 
 def pick_device(name: str | None = None) -> torch.device:
@@ -14,8 +16,6 @@ def pick_device(name: str | None = None) -> torch.device:
 def require_device(name: str | None, flag: str = "--device") -> None:
     """SpecError naming `flag` before any work where it asks for CUDA and no CUDA GPU is visible: torch would fail
     at the first step, with its own traceback."""
-    from harness.spec import SpecError  # a plain-Python module: this one still needs only torch
-
     if name == "cuda" and not torch.cuda.is_available():
         raise SpecError(f"{flag} cuda: no CUDA GPU is visible here. Use {flag} cpu.")
 

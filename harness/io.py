@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from harness.spec import SpecError
+
 
 @contextlib.contextmanager
 def naming_the_file(path: Path) -> Iterator[None]:
@@ -118,8 +120,6 @@ def require_writable_dir(path: Path, key: str, fix: str | None = None) -> Path:
     """Create folder `path` and test-write a file in it, so that an unwritable folder fails before any work;
     SpecError naming `key`, the folder and `fix` otherwise (default: set `key` to another folder; a folder no
     setting names needs its own)."""
-    from harness.spec import SpecError
-
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -136,8 +136,6 @@ def require_writable_file(path: Path, key: str, fix: str | None = None) -> Path:
     """SpecError naming `key` before any work where file `path` could not be written at the end of it: a folder
     stands there, or its folder cannot be created or written. `fix` (default: give `key` another file) is for a
     file that `key` names only by its folder."""
-    from harness.spec import SpecError
-
     path = Path(path)
     if path.is_dir():
         raise SpecError(f"'{key}' {str(path)!r} is a folder; "

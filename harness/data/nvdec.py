@@ -34,6 +34,7 @@ import torch
 from harness.data.clip_plan import ClipPlan
 from harness.data.decode import VideoError, VideoReader
 from harness.data.transforms import batch_resize_crop
+from harness.spec import SpecError
 
 FALLBACK = "Use data.decoder=pyav (the default) to decode on the CPU."
 INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
@@ -82,8 +83,6 @@ def nvdec_unavailable() -> str | None:
 
 def require_nvdec() -> None:
     """SpecError (exit 2) naming the fallback where data.decoder=nvdec cannot run here."""
-    from harness.spec import SpecError
-
     why = nvdec_unavailable()
     if why is not None:
         raise SpecError(f"data.decoder=nvdec, but {why}. {FALLBACK}")
@@ -246,8 +245,6 @@ def check_codec(decoder: NvdecDecoder, dataset: Any) -> None:
     """SpecError naming the fallback where NVDEC cannot decode the dataset's first readable video (its codec is
     not one this GPU's NVDEC decodes), before any training work. Videos PyAV cannot open either are left to the
     loader's bad-video bookkeeping."""
-    from harness.spec import SpecError
-
     for record in dataset.records[:20]:
         try:
             with VideoReader(record.path) as reader:
