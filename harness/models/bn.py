@@ -35,12 +35,11 @@ from harness.models.cuda_bn import extension as cuda_extension
 from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
 from harness.models.grouped_bn import compiled_grouped_batch_norm
 from harness.models.triton_bn import triton_sub_batch_norm
-from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN, TrainSpec
+from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN, SUB_BATCH_BN_CUDA_ONLY, SpecError, TrainSpec
 
 # Up to how many sub-batches BN normalises contiguous blocks of the batch (k BN kernels) rather than the
-# reference's interleaved groups (one BN kernel on a copy). Measured on an H200, SlowFast R50 8×8 training steps
-# at equal FLOPs (docs/gpu-notes.md): blocks win at k=2 (eager 94 vs 106 ms, CUDA graphs 64 vs 92), lose at
-# k=4 eagerly (143 vs 95, one launch per block) but win under CUDA graphs (73 vs 82), and lose at k=8 either way.
+# reference's interleaved groups (one BN kernel on a copy): blocks save the copy but launch once per block, so they
+# win at small k, and at more k under CUDA graphs, which replay the launches (results/profile/bn_blocks_experiment/).
 BLOCK_SPLITS_EAGER = 2
 BLOCK_SPLITS_GRAPHED = 4
 
@@ -241,8 +240,6 @@ def require_bn_kernels_device(sub_batch_impl: str, plain_impl: str, device: torc
     """SpecError, before any work, where train.sub_batch_bn or train.plain_bn_impl names CUDA kernels and the run's
     device is not a GPU (train.device=auto on a machine without one), or names the C++ kernels and they cannot be
     built here (which builds them now, not in the first step)."""
-    from harness.spec import SUB_BATCH_BN_CUDA_ONLY, SpecError
-
     if device.type == "cuda":
         if "cuda_cpp" in (sub_batch_impl, plain_impl):
             try:

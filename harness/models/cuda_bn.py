@@ -2,13 +2,14 @@
 side in C++.
 
 Eagerly, the Triton kernels (:mod:`harness.models.triton_bn`) pay a Python autograd function per layer, forward and
-backward, which at the paper's shapes made the host, not the GPU, set the step's pace (docs/gpu-notes.md). Here the
-kernels are CUDA C++ (`csrc/sub_batch_bn.cu`: groups are contiguous blocks of the batch read straight from
-channels-last memory, statistics in fp32, the running statistics moved inside a kernel) behind a C++ autograd
-function, so a layer costs the host a few CUDA launches and allocations.
+backward, which at the paper's shapes makes the host, not the GPU, set the step's pace
+(results/profile/sub_batch_bn_bench_h100/bn_host_cost_*.json). Here the kernels are CUDA C++ (`csrc/sub_batch_bn.cu`:
+groups are contiguous blocks of the batch read straight from channels-last memory, statistics in fp32, the running
+statistics moved inside a kernel) behind a C++ autograd function, so a layer costs the host a few CUDA launches and
+allocations.
 
-The extension is built with PyTorch's extension builder the first time a process uses it (about a minute; later
-processes load the build from PyTorch's extensions folder), which needs CUDA's compiler (nvcc) and a GPU.
+The extension is built with PyTorch's extension builder the first time a process uses it (later processes load the
+build from PyTorch's extensions folder), which needs CUDA's compiler (nvcc) and a GPU.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ are what CI tests on CPU).
 
 **Synchronised BN.** The portable path builds the statistics from fp32 elementwise ops (a float copy of the
 activation, a square, two reductions, a scale and a shift, each with its own backward), about ten passes over the
-activation where plain BN makes two; at the proxy's 4 clips per GPU that made synchronised-BN steps 4-6x slower
-than one GPU (docs/gpu-notes.md). Here:
+activation where plain BN makes two. Here:
 
 forward   per-rank mean and 1/std in one pass (`batch_norm_stats`), one all-gather of (mean, 1/std, count)
           for all ranks, a Welford merge that also updates the running statistics

@@ -17,14 +17,11 @@ backward  `_grad_sums`: per-(group, channel) partial sums of dy and dy·x̂; `_f
 
 That is two reads and one write of the activation forward and four reads and one write backward, the passes cuDNN's
 plain BN makes, plus small kernels over (groups × partials × C). Statistics are float32 whatever the activation's
-dtype. Measured on an H100 (docs/gpu-notes.md): under CUDA graphs these steps are 20-22% faster than the same steps
-with cuDNN's plain BN; eagerly every launch and every small torch op pays the host (0.9-1.3 ms per layer's forward +
-backward against plain BN's 0.26), and the sub-batch steps take 25-66% longer than plain BN's, so the kernels pay
-where the step is replayed from a graph. The statistics' finishing work is done inside the kernels (the running
-statistics, the affine gradients) rather than in a dozen small torch ops per layer, which took the eager steps from
-about twice plain BN's time to that; the finishing kernels merge their partials a tile at a time (a serial merge of
-up to a thousand partials was most of their time). Launches after a kernel's first skip Triton's per-launch dispatch
-(:mod:`harness.models.triton_launch`), which was most of the launches' host time.
+dtype. The kernels pay where the step is replayed from a CUDA graph; eagerly, every launch costs the host more than
+plain BN's (results/profile/paper_cuda_graphs_h100_triton/, paper_eager_h100_triton/). So that the host does little,
+the statistics' finishing work (the running statistics, the affine gradients) is done inside the kernels rather than
+in small torch ops, the finishing kernels merge their partials a tile at a time rather than serially, and launches
+after a kernel's first skip Triton's per-launch dispatch (:mod:`harness.models.triton_launch`).
 
 The kernels are jitted on first use for CUDA tensors. With TRITON_INTERPRET=1 set before triton is imported, Triton's
 interpreter runs them on CPU tensors (slowly): that is how the CPU tests compare them with the other layouts.

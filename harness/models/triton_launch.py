@@ -2,9 +2,9 @@
 
 `kernel[grid](*args)` goes through Triton's `JITFunction.run` every time: it binds the arguments, specialises each of
 them (dtype, 16-byte alignment of pointers, integers equal to 1 or divisible by 16), hashes that into a cache key,
-looks the compiled kernel up and only then launches it. Measured with cProfile on an H100 host that was about 60 µs
-a launch, six launches a layer's forward + backward for the sub-batch BN kernels: a large part of what makes eager
-steps with them slower than cuDNN's plain BN (docs/gpu-notes.md). Under CUDA graphs none of it recurs.
+looks the compiled kernel up and only then launches it. For the sub-batch BN kernels (six launches a layer's
+forward + backward) that host work is a large part of what makes eager steps with them slower than cuDNN's plain BN.
+Under CUDA graphs none of it recurs.
 
 :class:`DirectLaunch` pays that once per specialisation: the first launch goes through Triton, which compiles the
 kernel and returns it; later launches whose arguments specialise the same way call the compiled kernel's own
@@ -13,7 +13,7 @@ The key it keeps the compiled kernels under covers every property Triton special
 floats by value, every pointer's dtype and 16-byte alignment, the constexprs, the device), so a cached kernel is only
 reused for arguments Triton would have given it too. Where the compiled kernel has no such launcher
 (Triton's interpreter on CPU tensors, a Triton whose internals differ) or a launch hook is set (Triton's profilers),
-every launch goes through Triton as before; so does every launch while a CUDA graph is captured (it recurs in
+every launch goes through Triton; so does every launch while a CUDA graph is captured (it recurs in
 no replay).
 """
 
