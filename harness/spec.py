@@ -70,7 +70,7 @@ WIDTH_FAMILIES = ("slowfast_", "i3d_", "x3d_")  # the registered models that mod
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which network to train (the registry arrives with the models issue)."""
+    """Which network to train: a registered model (`harness models list`) or a user factory (`target`)."""
 
     name: str = "slowfast_r50_8x8"
     target: str | None = None  # "pkg.module:factory" for a user model

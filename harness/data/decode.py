@@ -61,9 +61,7 @@ SKIPPABLE_CODECS = frozenset({"h264", "hevc"})
 # frame to any of them in constant-rate video (the nearest lies within half a period), so need not be decoded. The
 # tenth of a period beyond the half covers timestamps rounded to the container's clock (1 ms in Matroska and WebM);
 # where a left-out frame still was the nearest (variable-rate video), frames_at decodes the window again in full.
-# A margin of 0.75 periods would decode the second-nearest frame of a time twice as often: on the 2-core CPU an
-# 8x112 clip of a frame-step-2 prepared copy decodes 15.7 frames instead of 17.0, a 16x112 clip 23.5 instead of
-# 25.8 (about 2% and 4% of the clip's time).
+# A wider margin would decode more frames that are never the nearest.
 SKIP_DISTANCE = 0.6
 
 # A decoded span shorter than this share of the duration the container claims means data is missing (a
@@ -218,10 +216,8 @@ def to_rgb_boxes(frames: Sequence[av.VideoFrame], top: int, left: int, size: int
     at once, and cut. Frames of other formats or odd sizes, or of sizes or colour settings that differ, convert
     one by one and whole.
 
-    Converting the boxes alone takes less time in a loader worker (interleaved on one core of the 2-core CPU,
-    Kinetics-like frame-step-2 copy: 8×112 clips 6.8 → 5.7 ms, 16×112 10.8 → 7.9, 32×224 17.0 → 16.1), though
-    converting one warm frame whole is faster: the whole frame's fresh RGB array is what costs. Converting them in
-    one call spares the converter's setup per frame."""
+    Converting the boxes alone takes a loader worker less time than converting whole frames, whose fresh RGB arrays
+    are what costs; converting them in one call spares the converter's setup per frame."""
     first = frames[0]
     kind = (first.format.name, first.width, first.height, first.colorspace, first.color_range)
     if (first.format.name != "yuv420p" or first.width % 2 or first.height % 2

@@ -2,10 +2,10 @@
 
 Why: a clip's plan needs its video's length, rate and frame size (harness.data.clip_plan), which a loader worker
 otherwise learns by opening the video. Where a smaller copy (data.low_res_copies) decodes the clip, that opening
-of the full copy was all the full copy was used for, about 0.8 ms of the ~7 ms a coarse-shape clip costs a worker.
+of the full copy was all the full copy was used for, a sizeable share of what a coarse-shape clip costs a worker.
 ``headers.json`` holds each video's geometry as the reader gives it (so a plan from it equals a plan from the
 header) and the file's size in bytes; the loader trusts an entry only while the file still has that size, and
-opens the video as before where the file is missing, changed, or not listed.
+opens the video where the file is missing, changed, or not listed.
 """
 
 from __future__ import annotations

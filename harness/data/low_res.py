@@ -4,14 +4,13 @@ Why: a clip of multigrid's coarse shapes may be cropped from frames scaled to a 
 (a 112-pixel crop draws its short side from [128, 340] under the paper's rules), yet a decoder still decodes every
 frame at the stored size, 256 or more, and decoding is most of a loader worker's time. A second copy made by
 ``harness data prepare --short-side 160`` holds the same videos at about 40% of the pixels; a clip whose drawn
-short side is at most 160 decodes it instead. Under the paper's jitter that is a minority of the coarse clips
-(15% of [128, 340]): on a 16-core H100 host such a copy keeping every 4th frame gained 3-6% at the 112-pixel
-shapes; one at 192 keeping every other frame, which serves every stride of the draws up to 192 pixels (30%), gained
-5% at 8x112 and 9% at 16x112 on an H200 host (docs/gpu-notes.md).
+short side is at most 160 decodes it instead. Under the paper's jitter that is a minority of the coarse clips, so
+the gain is a few percent at the 112-pixel shapes (results/data_bench/kinetics_like_low_res_h200.json,
+kinetics_like_low_res192_h200.json).
 
 The clip's plan (which frames, the short-side draw, the crop box, the flip) stays the one drawn from the full
 copy's header, so a seed gives the same clips whichever copy decodes them: the box is scaled onto the smaller
-frames, and the crop is resized once to the output size as before (it now shrinks where it used to grow).
+frames, and the crop is resized once to the output size.
 A video missing from a smaller copy, or unreadable there, is read from the full copy.
 
 A smaller copy may also keep fewer frames (``--frame-step K``, every K-th source frame): multigrid's coarse shapes

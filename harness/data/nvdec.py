@@ -5,8 +5,8 @@ video's header with PyAV and make the clip's plan (:mod:`harness.data.clip_plan`
 path); the main process decodes the planned frames with NVDEC into GPU memory and crops, resizes, flips and
 normalises the whole batch there (:func:`~harness.data.transforms.batch_resize_crop`), with no host round trip.
 Decoders persist: one PyNvVideoCodec ``SimpleDecoder`` per decoding thread, pointed at the next video with
-``reconfigure_decoder`` instead of being opened again (a probe outside the harness, on an H100, was capped at 15
-clips/s with a decoder opened per clip and reached 70-150 with reused ones). A video NVDEC cannot decode
+``reconfigure_decoder`` instead of being opened again (opening a decoder per clip costs more than decoding the
+clip). A video NVDEC cannot decode
 is noted as ``undecodable`` and replaced by the next attempt's video, as on the PyAV path; the reasons a header
 gives (missing, empty, not a video, too short) come from the same PyAV code as there. The threads decode ahead of the
 training loop (the next batches' clips while a step runs), so the record's data wait holds only the NVDEC time a
@@ -38,20 +38,19 @@ from harness.spec import SpecError
 
 FALLBACK = "Use data.decoder=pyav (the default) to decode on the CPU."
 INSTALL = "pip install -e '.[nvdec]' (PyNvVideoCodec 2.2)"
-# Decoding threads (each with its own persistent decoder) of the training loader. On an H200, 8 threads decoded
-# 114 clips/s of Kinetics-like video at 32x224 and 16 threads with decoding ahead 104 (docs/gpu-notes.md): the
-# decoder's work per clip, not the thread count, is the limit.
+# Decoding threads (each with its own persistent decoder) of the training loader. The decoder's work per clip, not
+# the thread count, is the limit: 16 threads gain nothing over 8 (results/data_bench/kinetics_like_paths_h200.json
+# against kinetics_like_paths_stream_h200.json).
 DECODE_THREADS = 8
 # How a clip's frames are asked of a decoder, the default first: `window` (seek_to_index to the clip's first frame,
 # then get_batch_frames over its span, the clip's frames picked from it) or `indices` (one get_batch_frames_by_index
-# call for the clip's distinct frames; SimpleDecoder's slicing is the same call). On an H200 host with Kinetics-like
-# video, `window` delivered 128-166 clips/s on the source against `indices`' 82-128, at every planned shape
-# (results/data_bench/; `harness data bench --nvdec-access` measures either).
+# call for the clip's distinct frames; SimpleDecoder's slicing is the same call). `window` is the faster at every
+# planned shape (results/data_bench/; `harness data bench --nvdec-access` measures either).
 ACCESS = ("window", "indices")
 
 
-# DataLoader workers forked from a process whose NVDEC threads have decoded die (SIGSEGV, or exit at once: measured
-# on an H200 with PyNvVideoCodec 2.2.4, for the workers of every loader made after the first NVDEC batch). Loaders
+# DataLoader workers forked from a process whose NVDEC threads have decoded die (SIGSEGV, or exit at once; seen with
+# PyNvVideoCodec 2.2, for the workers of every loader made after the first NVDEC batch). Loaders
 # of a run that decodes with NVDEC start their workers from a fork server instead: a fresh process that never held
 # CUDA or NVDEC state, started once and reused (the datasets are pickled to the workers).
 NVDEC_WORKER_CONTEXT = "forkserver"
