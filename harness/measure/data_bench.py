@@ -135,11 +135,11 @@ class _Endless:
 
 
 # The in-process columns (decode, resample, cache read) time at most this many of a shape's clips: one process
-# decodes a baseline clip in ~70 ms, and the loader columns need many more clips to keep every worker busy.
+# decodes them slowly, and the loader columns need many more clips to keep every worker busy.
 IN_PROCESS_CLIPS = 32
 
-# The timed stream runs until this many seconds have passed: at 1,000 clips/s one pass of 360 clips took 0.4 s, and
-# two calls measured the same path 15-20% apart.
+# The timed stream runs until this many seconds have passed: a single pass over the clips of a fast path is too
+# short for two calls to measure it alike.
 MIN_TIMED_S = 3.0
 
 # A DataLoader worker that delivers no batch for this long counts as hung: its path is recorded without a rate

@@ -38,9 +38,9 @@ from harness.models.flops import count_flops
 from harness.spec import COMPILED_STEP_MODES, GRAPHED_STEP_MODES, SpecError
 from harness.train.step import make_step, train_iteration
 
-# cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: on an H200 it bought nothing at the
-# baseline shapes ("eager_autotuned" vs "eager", results/throughput) and cost ~5 s per new shape, most of the
-# setup time of a multigrid proxy run. "eager_autotuned" keeps measuring it.
+# cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: it buys nothing at the baseline shapes
+# and costs setup time at every new shape, most of a multigrid proxy run's ("eager_autotuned" against "eager" in
+# results/throughput/h200_step_modes.json). "eager_autotuned" keeps measuring it.
 AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False,
              "compile_graphs": False}
 KERNEL_STEPS = 3  # steps profiled per mode with --kernels (after the timed ones)

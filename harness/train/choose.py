@@ -25,7 +25,7 @@ from harness.spec import COMPILED_STEP_MODES
 ShapeKey = tuple[int, int, int, int]  # (t, s, per-GPU batch, BN splits), as harness.schedule.trained counts them
 
 # A compiled step pays its compiling once per shape, in the run's own wall-clock: worth it only where that is a
-# small part of the run (47-110 s a shape on an H100/H200, results/throughput/*compile_graphs*.json).
+# small part of the run (compile time per shape: results/throughput/*compile_graphs*.json).
 COMPILE_SHARE_LIMIT = 0.02
 GPU_STEPS = ("cuda_graphs", "compile_graphs")  # what step=auto considers on a GPU
 SUB_BATCH_BNS = ("auto", "triton", "cuda_cpp")  # what sub_batch_bn=auto considers on a GPU ("auto": cuDNN per block)

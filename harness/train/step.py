@@ -1,36 +1,23 @@
 """How one training step's forward and backward run: eagerly, replayed from a CUDA graph per shape, or compiled.
 
-Multigrid trains at a handful of batch shapes, all known from the Plan before training starts.
-At the reference's 8 clips per GPU a modern GPU finishes a step's kernels faster than Python can
-launch them, so every shape costs about the same wall-clock however small it is, and multigrid's
-smaller shapes buy little. Two remedies, chosen with `train.step`:
+Multigrid trains at a handful of batch shapes, all known from the Plan before training starts, so a step may be
+specialised per shape (`train.step`):
 
-- ``cuda_graphs``: the first time a (shape, per-GPU batch, BN layout) comes up, run it a few times
-  on a side stream (lazy initialisation happens there), then capture forward + loss + backward
-  into a CUDA graph; every later iteration at that shape copies its batch into the graph's input
-  and replays it, one launch instead of thousands. All graphs share one memory pool: they never
-  run concurrently, and every tensor read after a replay (the loss, the gradients) is read before
-  the next replay. The optimizer step stays eager (a few fused multi-tensor kernels), so the LR can
-  change every iteration. Under DDP (NCCL) the gradient all-reduce and synchronised BN's collectives
-  are captured with the rest, as PyTorch allows: DDP built on the capture stream
-  (`distributed.data_parallel`), at least 11 eager DDP iterations before the first capture, every
-  rank capturing the same shapes in the same order (the Plan guarantees it), and the graphs released
-  before the process group is destroyed (`release`). The 2-GPU GPU test checks that graphed DDP trains
-  as eager DDP does; at the paper's 8 clips per GPU it keeps 95% of one GPU's step time on four,
-  where eager DDP keeps 66% (`harness scaling --per-gpu-batch 8`, results/scaling/).
-- ``compile``: ``torch.compile`` specialises on each shape (one compilation per shape, minutes
-  each at paper scale, which a multi-day run amortises and a proxy run does not). Its caches (Inductor's
-  compiled graphs and kernels) live beside the harness's data rather than in a temporary folder, so a later run
-  or process at the same shapes loads them instead of compiling again (`compile_cache_dir`). Where a compiled
-  step's compile time went (tracing, AOTAutograd, Inductor, cache hits) is its `compile_cost`, which the trainer's
-  record and `harness throughput` keep.
-- ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled
-  during the capture's warm-up runs). Compiling alone fuses the step's kernels (an H100 at 8 clips of 32×224²:
-  SlowFast's kernels take 45 instead of 68 ms a step) but launches them from Python, so the GPU idled a third
-  of the compiled step; the graph removes the launches. A later process still pays Dynamo's tracing per shape,
-  and loading the cached kernels; files compiled ahead of time (`torch.compile(...).aot_compile`) skip the tracing
-  but not the loading: on an H200, loading and capturing SlowFast's ten proxy shapes took 75 s, against 34 s that
-  the compiled steps saved the proxy run, so the harness does not use them (docs/gpu-notes.md).
+- ``eager``: zero_grad, forward under autocast, loss in fp32, backward.
+- ``cuda_graphs``: the first time a (shape, per-GPU batch, BN layout) comes up, run it a few times on a side stream
+  (lazy initialisation happens there), then capture forward + loss + backward into a CUDA graph; every later
+  iteration at that shape copies its batch into the graph's input and replays it, one launch instead of thousands.
+  All graphs share one memory pool: they never run concurrently, and every tensor read after a replay (the loss, the
+  gradients) is read before the next replay. The optimizer step stays eager, so the LR can change every iteration.
+  Under DDP (NCCL) the gradient all-reduce and synchronised BN's collectives are captured with the rest, as PyTorch
+  allows: DDP built on the capture stream (`distributed.data_parallel`), at least 11 eager DDP iterations before the
+  first capture, every rank capturing the same shapes in the same order (the Plan guarantees it), and the graphs
+  released before the process group is destroyed (`release`).
+- ``compile``: ``torch.compile`` specialised on each shape. Its caches live in the data home
+  (`harness.paths.compile_cache_dir`), so a later process at the same shapes loads them; where a compiled step's
+  compile time went is its `compile_cost`, which the trainer's record and `harness throughput` keep.
+- ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled during the
+  capture's warm-up runs).
 
 ``auto`` picks ``eager`` on the CPU and, on a GPU, ``cuda_graphs`` unless a faster mode whose numerics test passed on
 that card is predicted to win, its compiling included (harness.train.choose). All compute the same function as
