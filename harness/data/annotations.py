@@ -1,51 +1,10 @@
 """Readers of the annotation layouts the reference implementation expects, and the registry of dataset names.
 
-Every reader checks every line and raises one :class:`AnnotationError` listing each malformed line with its
-file and line number (missing label, label out of range, unknown class), so a bad file fails at load time,
-not hours into training. Video files are not opened here (``harness data check`` does that).
-
-Layouts under ``data.root`` (first match wins):
-
-- Kinetics / synthetic: ``{split}.csv`` or ``annotations/{split}.csv`` (also MMAction2's names:
-  ``annotations/kinetics_{split}.csv``, ``{dataset}_{split}_list_videos.txt``), either ``relative/path.mp4 label``
-  lines or the official CSV ``label,youtube_id,time_start,time_end,split``. The lines are PySlowFast's, PyTorchVideo's
-  and MMAction2's video lists: paths may hold spaces, be absolute or separate their folders with backslashes (written
-  on Windows), the label may follow a comma; relative paths start in the root, else in the split's video folder
-  (below), else in the root with the leading folders of another prefix dropped (``k400/train/a.mp4`` under
-  ``/data/k400``), as the first listed video is found. MMAction2's rawframe lists (``frame_dir total_frames label``)
-  and multi-label lines are refused, naming the format. An optional label map, ``classes.txt`` (or in
-  ``annotations/``), gives the classes: one name a line, ``index name`` lines (or ``index,name`` under a header), or a
-  JSON object {name: index} (PyTorchVideo's); indices 0..n-1; with it a list's labels may be class names. The
-  official CSV (any CSV with a ``youtube_id`` column: extra columns such as ``is_cc``, a quoted header, pandas' index
-  column, times written as floats, and semicolons or tabs for commas, as spreadsheets save them, are read too) has
-  videos ``{youtube_id}_{time_start:06d}_{time_end:06d}.mp4`` (or ``.mkv``, ``.webm``) in ``{split}/``,
-  ``videos_{split}/`` (MMAction2), ``videos/{split}/``, ``videos/`` or the root, or in a folder per class there
-  (named by the label, or with underscores for spaces and hyphens for parentheses, as MMAction2's
-  ``rename_classnames.sh`` leaves them);
-  classes are the train CSV's labels sorted by code point (the reference's indices). Where a split has no CSV or
-  list, the original release's JSON is read the same way: ``kinetics_{split}.json`` (or ``{split}.json``, in the root
-  or ``annotations/``), ``{youtube_id: {"annotations": {"label", "segment": [start, end]}, ...}}``, the classes
-  those of the train JSON. A test split without labels
-  (Kinetics-700-2020's ``test.csv``, SSv2's ``test.json``) is an :class:`UnlabelledSplit`, which commands reading
-  every split pass over.
-- SSv2: ``[something-something-v2-]labels.json`` (template → index; keys with or without brackets) and
-  ``[...-]train.json`` / ``[...-]validation.json`` (lists of {id, label, template, placeholders}); videos
-  ``{id}.webm`` (or ``{id}.mp4`` where converted) in ``20bn-something-something-v2/``, ``videos/`` or the root.
-  The class is the template without brackets.
-- Charades: ``Charades_v1_train.csv`` / ``Charades_v1_test.csv`` (``id,...,actions`` with actions like
-  ``c092 11.90 21.20;c147 0.00 12.60``); videos ``{id}.mp4`` in ``Charades_v1/``, ``Charades_v1_480/``,
-  ``videos/`` or the root; multi-label targets over 157 classes.
-
-Extracted frames (PySlowFast's frame lists, format in :mod:`harness.data.frames`) for SSv2 and Charades:
-``frame_lists/{train,val}.csv`` (or ``{train,val}.csv`` in the root; the header line tells a frame list from
-other CSVs), frame paths relative to the first of ``frames/``, ``Charades_v1_rgb/`` (Charades) or the root
-that holds the list's first frame. The rule: **videos win when the split's annotation file and a video folder
-both exist** (SSv2: the split JSON and ``20bn-something-something-v2/`` or ``videos/``; Charades:
-``Charades_v1_{train,test}.csv`` and ``Charades_v1/``, ``Charades_v1_480/`` or ``videos/``); otherwise a frame
-list for the split is used when there is one; otherwise videos in the root. SSv2 frame-list labels come from
-the labels and split JSONs when both exist and list the video (as for videos), else from the list's integer
-``labels`` column. Charades targets are the union of the labels of the frames a clip spans (as PySlowFast's
-``aggregate_labels``), the same rule as the actions overlapping a clip's window for videos; frames are 24 fps.
+The layouts under ``data.root`` (Kinetics and synthetic, SSv2, Charades; video lists written by PySlowFast,
+PyTorchVideo and MMAction2; extracted-frame lists) are described in docs/data.md; the first match wins, and videos win
+over a frame list where both exist. Every reader checks every line and raises one :class:`AnnotationError` listing
+each malformed line with its file and line number, so a bad file fails at load time, not hours into training; a test
+split without labels is an :class:`UnlabelledSplit`. Video files are not opened here (``harness data check`` does).
 """
 
 from __future__ import annotations
