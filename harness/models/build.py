@@ -9,8 +9,10 @@ from pathlib import Path
 from torch import nn
 
 from harness.models.bn import convert_batchnorm
+from harness.models.inflate import inflate_into, read_state_dict, resnet50_state
 from harness.models.registry import get_entry, load_target
 from harness.models.resnet3d import pad_stem_channels
+from harness.models.video_weights import is_video_state, load_video_weights
 from harness.paths import list_checkpoints
 from harness.spec import ModelSpec, SpecError
 
@@ -48,9 +50,6 @@ def start_from(net: nn.Module, path: Path, fresh_classifier: bool = False) -> No
     """Load `path` (model.pretrained: a file, or a harness train output_dir, whose newest checkpoint is taken) into
     `net` in place: a video model's weights as they are (fine-tuning, the classifier afresh where the classes
     differ or `fresh_classifier`), an ImageNet ResNet-50 inflated to 3D."""
-    from harness.models.inflate import inflate_into, resnet50_state
-    from harness.models.video_weights import is_video_state, load_video_weights
-
     path, state = _read_weights(path)
     if is_video_state(state):
         log.info(load_video_weights(net, state, path, fresh_classifier))
@@ -83,8 +82,6 @@ def _read_weights(path: Path) -> tuple[Path, dict]:
     """The file `path` names and the state dict in it: `path` itself, or for a folder of harness train's (its
     output_dir or the checkpoints/ in it) its newest checkpoint that can be read, as a resume takes it (damaged
     newer ones are passed over with a warning). SpecError for a folder without any, or with none readable."""
-    from harness.models.inflate import read_state_dict
-
     if not path.is_dir():
         return path, read_state_dict(path)
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path

@@ -20,7 +20,9 @@ import torch
 from torch import nn
 
 from harness.models.caffe2_names import is_caffe2
+from harness.models.i3d import I3D
 from harness.models.resnet3d import Bottleneck, Stem
+from harness.models.slowfast import SlowFast
 from harness.models.weight_files import listed, read_weights, require_finite
 from harness.spec import SpecError
 
@@ -250,9 +252,6 @@ def _require_same_width(stem: Stem, state: dict[str, Tensor], path: Path | None)
 def inflate_into(model: nn.Module, state: dict[str, Tensor], path: Path | None = None) -> nn.Module:
     """Load the inflated ResNet-50 into an I3D or into a SlowFast's slow pathway (in place); `path`, the file it
     came from, is named in errors."""
-    from harness.models.i3d import I3D
-    from harness.models.slowfast import SlowFast
-
     if isinstance(model, I3D):
         stem, stages = model.stem, [model.res2, model.res3, model.res4, model.res5]
     elif isinstance(model, SlowFast):

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 from torch import nn
 
+from harness.models.i3d import I3D
+from harness.models.nonlocal_block import NonLocal
+from harness.models.resnet3d import Bottleneck
+from harness.models.slowfast import SlowFast
+
 ANCHORS = ("s1.pathway0_stem.conv.weight",)  # an entry every model of this layout has
 BOTTLENECK = {"branch2.a": "conv1", "branch2.a_bn": "bn1", "branch2.b": "conv2", "branch2.b_bn": "bn2",
               "branch2.c": "conv3", "branch2.c_bn": "bn3", "branch1": "downsample.0", "branch1_bn": "downsample.1"}
@@ -27,9 +32,6 @@ def _stem(theirs: str, ours: str) -> dict[str, str]:
 def _stage(theirs: str, ours: str, stage: nn.Module) -> dict[str, str]:
     """A stage's modules, PySlowFast's path → ours: bottleneck i is `{theirs}_res{i}`, a non-local block after it
     `{theirs}_nonlocal{i}`."""
-    from harness.models.nonlocal_block import NonLocal
-    from harness.models.resnet3d import Bottleneck
-
     names, block = {}, -1
     for index, module in enumerate(stage):
         if isinstance(module, Bottleneck):
@@ -43,9 +45,6 @@ def _stage(theirs: str, ours: str, stage: nn.Module) -> dict[str, str]:
 def module_names(model: nn.Module) -> dict[str, str] | None:
     """Every weight-holding module of `model` (a SlowFast or I3D here), PySlowFast's path → the harness's; None for
     other models, which PySlowFast's layout does not describe."""
-    from harness.models.i3d import I3D
-    from harness.models.slowfast import SlowFast
-
     names = {"head.projection": "head.fc"}
     if isinstance(model, SlowFast):
         names |= _stem("s1.pathway0_stem", "slow_stem") | _stem("s1.pathway1_stem", "fast_stem")

@@ -25,6 +25,11 @@ from __future__ import annotations
 
 from torch import nn
 
+from harness.models.i3d import I3D
+from harness.models.resnet3d import Bottleneck
+from harness.models.slowfast import SlowFast
+from harness.models.x3d import X3D
+
 BOTTLENECK = {"branch2.conv_a": "conv1", "branch2.norm_a": "bn1", "branch2.conv_b": "conv2", "branch2.norm_b": "bn2",
               "branch2.conv_c": "conv3", "branch2.norm_c": "bn3", "branch1_conv": "downsample.0",
               "branch1_norm": "downsample.1"}
@@ -51,8 +56,6 @@ def _stem(theirs: str, ours: str) -> dict[str, str]:
 def _stage(theirs: str, ours: str, stage: nn.Module) -> dict[str, str]:
     """A stage's bottlenecks, PyTorchVideo's path → ours (a stage with non-local blocks has no counterpart there:
     their entries stay missing, which the caller names)."""
-    from harness.models.resnet3d import Bottleneck
-
     blocks = [index for index, module in enumerate(stage) if isinstance(module, Bottleneck)]
     return {f"{theirs}.res_blocks.{i}.{t}": f"{ours}.{index}.{o}" for i, index in enumerate(blocks)
             for t, o in BOTTLENECK.items()}
@@ -71,10 +74,6 @@ def _x3d(model: nn.Module) -> dict[str, str]:
 def module_names(model: nn.Module) -> dict[str, str] | None:
     """Every weight-holding module of `model` (a SlowFast, I3D or X3D here), PyTorchVideo's path → the harness's;
     None for other models."""
-    from harness.models.i3d import I3D
-    from harness.models.slowfast import SlowFast
-    from harness.models.x3d import X3D
-
     if isinstance(model, X3D):
         return _x3d(model)
 

@@ -14,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from harness.models.bn import MultigridBatchNorm3d
+from harness.models.nonlocal_block import NonLocal
 
 R50_DEPTHS = (3, 4, 6, 3)
 R50_WIDTHS = (64, 128, 256, 512)  # bottleneck inner widths of res2..res5 (outputs are 4×)
@@ -100,8 +101,6 @@ class Bottleneck(nn.Module):
 def res_stage(dim_in: int, dim_inner: int, dim_out: int, temporal_kernels: Sequence[int], stride: int,
               nonlocal_after: Sequence[int] = ()) -> nn.Sequential:
     """A residual stage; block i uses temporal kernel temporal_kernels[i]; non-local blocks follow the listed blocks."""
-    from harness.models.nonlocal_block import NonLocal
-
     blocks: list[nn.Module] = []
     for i, kt in enumerate(temporal_kernels):
         blocks.append(Bottleneck(dim_in if i == 0 else dim_out, dim_inner, dim_out, kt, stride if i == 0 else 1))
