@@ -1,4 +1,5 @@
-"""Suites: every suite composes at every scale; `smoke` and `kinetics_ablation` run end to end at smoke scale."""
+"""Suites: every suite composes at every scale; `smoke`, `kinetics_ablation` and `beyond_backbones` run end to
+end at smoke scale."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_suite_errors_are_clear():
     assert set(list_scales()) == {"smoke", "proxy", "paper"}
 
 
-@pytest.mark.parametrize("suite", ["smoke", "kinetics_ablation"])
+@pytest.mark.parametrize("suite", ["smoke", "kinetics_ablation", "beyond_backbones"])
 def test_reproduce_at_smoke_scale_end_to_end(suite, tmp_path):
     results = tmp_path / "results"
     cmd = [sys.executable, "-m", "harness", "reproduce", "--suite", suite, "--scale", "smoke",
