@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.paths import COMMITTED_RESULTS
+from harness.provenance import provenance
+from harness.schedule.trained import iterations_by_layout, iterations_by_shape
 from harness.train.choose import Evidence, RunShapes, ShapeKey
 
 NUMERICS_TABLE = "numerics/fast_paths.json"
@@ -63,8 +65,6 @@ def numerics_passes(card: str, results: Path = COMMITTED_RESULTS) -> set[str]:
 def record_numerics_pass(path: str, card: str, measured: dict[str, Any], results: Path = COMMITTED_RESULTS) -> None:
     """Add a pass of `path`'s numerics test on `card` to the table (with what it measured and its provenance),
     replacing an earlier pass of the same path on the same card."""
-    from harness.provenance import provenance
-
     file = results / NUMERICS_TABLE
     table = _read_json(file) or {"passes": []}
     table["passes"] = [p for p in table["passes"] if (p.get("path"), p.get("card")) != (path, card)]
@@ -76,8 +76,6 @@ def record_numerics_pass(path: str, card: str, measured: dict[str, Any], results
 
 def run_shapes(plan, model: str, num_gpus: int) -> RunShapes:
     """The rule's view of a Plan: one GPU's iterations at each shape and the step keys it specialises on."""
-    from harness.schedule.trained import iterations_by_layout, iterations_by_shape
-
     return RunShapes(model, dict(iterations_by_shape(plan)), len(iterations_by_layout(plan)), num_gpus)
 
 

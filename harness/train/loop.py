@@ -30,7 +30,7 @@ from harness.data.clip_dataset import (
     collate_eval,
     collate_plans,
 )
-from harness.data.nvdec import worker_context
+from harness.data.nvdec import DECODE_THREADS, NvdecDecoder, check_codec, worker_context
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.data.worker_memory import loader_worker_init
@@ -245,8 +245,6 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     workers = spec.train.num_workers
     nvdec = None
     if spec.data.decoder == "nvdec":  # workers plan clips (CPU only); NVDEC decodes them here, on the GPU
-        from harness.data.nvdec import DECODE_THREADS, NvdecDecoder, check_codec
-
         nvdec = NvdecDecoder(info.device, threads=DECODE_THREADS)
         check_codec(nvdec, train_set)
     loader = _run_loader(spec, train_set.planning() if nvdec else train_set, workers, batch_sampler=sampler,
