@@ -52,7 +52,7 @@ KEYS = {
     "multigrid.bn_base_size": "clips per BN group at the base shape",
     "multigrid.long_cycle_shapes": "keep the last S′ long-cycle shapes (Table 1a; null: all)",
     "multigrid.short_cycle_shapes": "short-cycle shapes: 1 long cycle only, 2, or 3 the default (Table 1b)",
-    "multigrid.batch_rule": "`tokens` (the paper's: b·t·h·w constant) or `flops` (counted FLOPs per iteration constant)",
+    "multigrid.batch_rule": "`tokens` (the paper's: b·t·h·w constant) or `flops` (counted FLOPs constant)",
     "multigrid.shape_costs": "with `batch_rule=flops`: [t, s, cost relative to the base clip] per shape (counted)",
     "baseline.epoch_factor": "a shortened baseline's epochs over the recipe's (\"Baseline 1/k\": 1/k)",
     "baseline.shape_factor": "[t, s] factors of the baseline's shape (Figure 3's smaller shape, larger batch)",
