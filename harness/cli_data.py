@@ -85,7 +85,9 @@ def _compose(overrides: list[str]):
     from harness.cli_train import scaled_overrides
     from harness.config import compose
 
-    if compose(overrides).data.root is None:  # checked before a scale would fill in its synthetic data's place
+    # checked before a scale would fill in its synthetic data's place; among the overrides, since the unscaled
+    # spec may not validate (a scale's batch for one GPU)
+    if not any(o.split("=", 1)[0].lstrip("+") == "data.root" and o.split("=", 1)[1:] != ["null"] for o in overrides):
         raise SpecError("Set data.root=DIR (and data.name=NAME) to say which dataset to use, e.g. "
                         "'harness data check data.name=synthetic data.root=/data/synth'.")
     # scale=NAME shrinks the recipe as `harness train` does, so that the shortest planned clip (data check's
