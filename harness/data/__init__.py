@@ -5,10 +5,11 @@ ClipRequests (one planned shape per batch); ClipRequest + VideoRecord ──deco
 C×T×s×s; ``collate_clips`` stacks a batch. See ``docs`` in each module.
 """
 
-from harness.data.annotation_records import AnnotationError, AnnotationProblem, VideoRecord
+from harness.data.annotation_records import VideoRecord
 from harness.data.annotations import DATASETS, Annotations, load_annotations
 from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
-from harness.data.decode import VideoError, VideoInfo, VideoReader, scan_video
+from harness.data.decode import VideoInfo, VideoReader, scan_video
+from harness.data.errors import AnnotationError, AnnotationProblem, VideoError
 from harness.data.sampler import ClipRequest, ShortCycleBatchSampler, check_train_videos, first_iteration_of_epoch
 
 __all__ = [

@@ -10,8 +10,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.data.errors import AnnotationError, AnnotationProblem
 from harness.io import unreadable_reason
-from harness.spec import SpecError
 
 
 def path_under(path: Path, root: Path) -> Path | None:
@@ -52,40 +52,6 @@ class VideoRecord:
     @property
     def multilabel(self) -> bool:
         return isinstance(self.label, tuple)
-
-
-@dataclass(frozen=True)
-class AnnotationProblem:
-    """One malformed annotation line: `file`, 1-based `line` (0 = the file as a whole) and `reason`."""
-
-    file: str
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}, line {self.line}" if self.line else self.file
-        return f"{where}: {self.reason}"
-
-
-class AnnotationError(SpecError):
-    """Annotation files are malformed. `problems` lists every bad line found; the message names the first ones."""
-
-    def __init__(self, problems: list[AnnotationProblem], shown: int = 5):
-        self.problems = list(problems)
-        lines = [str(p) for p in self.problems[:shown]]
-        more = len(self.problems) - shown
-        if more > 0:
-            lines.append(f"... and {more} more (run 'harness data check' to list them all)")
-        what = "malformed annotation line(s)" if any(p.line for p in self.problems) else "annotation file problem(s)"
-        super().__init__(f"{len(self.problems)} {what}:\n  " + "\n  ".join(lines))
-
-
-class MissingAnnotations(AnnotationError):
-    """The annotation files of a split are not where the layout expects them."""
-
-
-class UnlabelledSplit(MissingAnnotations):
-    """A split's annotation file lists videos but gives none of them a label (a release's test split)."""
 
 
 def unreadable_file(err: OSError, default: str | Path) -> AnnotationProblem:

@@ -22,18 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.data.annotation_records import (
-    Action,
-    AnnotationError,
-    AnnotationProblem,
-    MissingAnnotations,
-    UnlabelledSplit,
-    VideoRecord,
-    first_line,
-    read_text,
-    text_lines,
-    unreadable_file,
-)
+from harness.data.annotation_records import Action, VideoRecord, first_line, read_text, text_lines, unreadable_file
+from harness.data.errors import AnnotationError, AnnotationProblem, MissingAnnotations, UnlabelledSplit
 from harness.data.frames import (
     CHARADES_FRAME_FPS,
     SSV2_FRAME_FPS,

@@ -39,10 +39,10 @@ import torch
 from torchvision.transforms.v2 import functional as TF
 from tqdm import tqdm
 
-from harness.data.annotation_records import MissingAnnotations
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoError, VideoReader, _rotation_steps, require_whole, to_rgb
+from harness.data.decode import VideoReader, _rotation_steps, require_whole, to_rgb
+from harness.data.errors import MissingAnnotations, VideoError
 from harness.data.worker_pool import worker_pool
 from harness.io import naming_the_file
 from harness.spec import SpecError

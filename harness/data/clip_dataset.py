@@ -31,8 +31,9 @@ from harness.data.annotation_records import VideoRecord, path_under
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, geometry, train_clip_plan
-from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video
+from harness.data.decode import TorchCodecReader, VideoReader, open_video
 from harness.data.decoders import require_decoder
+from harness.data.errors import DataError, VideoError
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
@@ -42,17 +43,6 @@ from harness.io import read_json_object
 from harness.spec import RunSpec, SpecError
 
 log = logging.getLogger("harness.data")
-
-
-class DataError(RuntimeError):
-    """Too many unreadable videos in a row: the dataset is broken, not one file."""
-
-    def __str__(self) -> str:
-        # Raised in a DataLoader worker, it comes back as DataError("Caught DataError in DataLoader worker ...
-        # Original Traceback ... harness.data.clip_dataset.DataError: <message>"): the message is what a user needs.
-        text = super().__str__()
-        marker = f"{DataError.__module__}.{DataError.__qualname__}: "
-        return text.rsplit(marker, 1)[-1].strip() if text.startswith("Caught ") and marker in text else text
 
 
 @dataclass(frozen=True)

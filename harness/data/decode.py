@@ -44,14 +44,11 @@ import av.logging
 import numpy as np
 import torch
 
+from harness.data.errors import VideoError
 from harness.io import unreadable_reason
 
 if TYPE_CHECKING:
     from harness.data.transforms import CropBox
-
-# Why a video cannot be used. The keys are stable (they go into run records and `harness data check --json`).
-REASONS = ("missing", "unreadable", "empty", "not_a_video", "no_video_stream", "undecodable", "truncated",
-           "too_short")
 
 # Codecs whose FFmpeg decoders can leave out the frames no other frame refers to (skip_frame=NONREF) and still
 # decode every other frame exactly: B-frames that are not references (all of them in a prepared copy, some in
@@ -67,15 +64,6 @@ SKIP_DISTANCE = 0.6
 # A decoded span shorter than this share of the duration the container claims means data is missing (a
 # truncated Matroska/WebM file decodes without any error up to the cut).
 TRUNCATION_SHARE = 0.75
-
-
-class VideoError(Exception):
-    """A video cannot be used. `kind` is one of REASONS; the message says why."""
-
-    def __init__(self, kind: str, message: str):
-        assert kind in REASONS, kind
-        self.kind = kind
-        super().__init__(f"{kind}: {message}")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ import numpy as np
 
 from harness.data.annotation_records import path_under
 from harness.data.clip_plan import VideoGeometry, geometry
-from harness.data.decode import VideoError, VideoReader
+from harness.data.decode import VideoReader
+from harness.data.errors import VideoError
 from harness.io import write_text_atomic
 
 HEADERS = "headers.json"

@@ -32,7 +32,8 @@ from typing import Any
 import torch
 
 from harness.data.clip_plan import ClipPlan
-from harness.data.decode import VideoError, VideoReader
+from harness.data.decode import VideoReader
+from harness.data.errors import VideoError
 from harness.data.transforms import batch_resize_crop
 from harness.spec import SpecError
 

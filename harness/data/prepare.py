@@ -41,16 +41,10 @@ import torch
 from torchvision.transforms.v2 import functional as TF
 from tqdm import tqdm
 
-from harness.data.annotation_records import MissingAnnotations, path_under
+from harness.data.annotation_records import path_under
 from harness.data.annotations import load_annotations
-from harness.data.decode import (
-    VideoError,
-    VideoReader,
-    _rotation_steps,
-    frame_step_tag,
-    require_whole,
-    to_rgb,
-)
+from harness.data.decode import VideoReader, _rotation_steps, frame_step_tag, require_whole, to_rgb
+from harness.data.errors import MissingAnnotations, VideoError
 from harness.data.headers import read_header, write_headers
 from harness.data.worker_pool import worker_pool
 from harness.io import naming_the_file, read_json_object, require_writable_dir

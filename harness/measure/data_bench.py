@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.clip_dataset import DataError, VideoClipDataset, collate_clips, collate_plans
+from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
 from harness.data.clip_plan import attempt_index
-from harness.data.decode import VideoError, VideoReader
+from harness.data.decode import VideoReader
+from harness.data.errors import DataError, VideoError
 from harness.data.nvdec import worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box

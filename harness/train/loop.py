@@ -22,14 +22,8 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from harness.data.check import min_clip_frames
-from harness.data.clip_dataset import (
-    BadVideoLog,
-    DataError,
-    VideoClipDataset,
-    collate_clips,
-    collate_eval,
-    collate_plans,
-)
+from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval, collate_plans
+from harness.data.errors import DataError
 from harness.data.nvdec import DECODE_THREADS, NvdecDecoder, check_codec, worker_context
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from harness.data import BadVideoLog, ShortCycleBatchSampler, VideoClipDataset, collate_clips, load_annotations
-from harness.data.clip_dataset import DataError, Sampling, collate_eval
+from harness.data.clip_dataset import Sampling, collate_eval
 from harness.data.decode import VideoReader
+from harness.data.errors import DataError
 from harness.data.sampler import ClipRequest, first_iteration_of_epoch
 from harness.data.transforms import resize_crop
 from harness.schedule import iteration

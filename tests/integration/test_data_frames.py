@@ -15,7 +15,7 @@ from harness import cli_data
 from harness.data import AnnotationError, VideoClipDataset, load_annotations
 from harness.data.check import check_dataset
 from harness.data.clip_dataset import Sampling, collate_clips, collate_eval
-from harness.data.decode import VideoError
+from harness.data.errors import VideoError
 from harness.data.frames import FrameFiles, FrameListReader, FrameListRecord, scan_frames
 from harness.data.sampler import ClipRequest
 from harness.spec import spec_from_dict

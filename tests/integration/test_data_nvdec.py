@@ -18,8 +18,9 @@ import torch
 from harness.cli import main
 from harness.data import VideoClipDataset, load_annotations
 from harness.data.clip_dataset import BadVideoLog, collate_clips
-from harness.data.decode import VideoError, VideoReader
+from harness.data.decode import VideoReader
 from harness.data.decoders import DECODER_ENV, require_decoder
+from harness.data.errors import VideoError
 from harness.data.nvdec import NvdecDecoder, nvdec_unavailable, worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import KINETICS_STD, normalize

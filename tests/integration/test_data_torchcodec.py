@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.data.decode import TorchCodecReader, VideoError, VideoReader, open_video, torchcodec_available
+from harness.data.decode import TorchCodecReader, VideoReader, open_video, torchcodec_available
 from harness.data.decoders import DECODER_ENV, require_decoder
+from harness.data.errors import VideoError
 from harness.spec import SpecError
 from tests.integration.test_data_support import write_kinetics_list, write_video
 

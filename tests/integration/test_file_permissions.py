@@ -73,7 +73,7 @@ def test_an_unreadable_video_is_skipped_and_counted_by_check_train_and_cache(roo
 def test_an_unreadable_frame_file_is_an_unusable_video(tmp_path):
     from PIL import Image
 
-    from harness.data.decode import VideoError
+    from harness.data.errors import VideoError
     from harness.data.frames import _read_frame
 
     frame = tmp_path / "000001.jpg"
@@ -297,7 +297,7 @@ def test_an_unreadable_cache_file_of_many_videos_stops_train_before_any_work(roo
 
 def test_a_cache_file_refused_after_the_check_makes_the_video_read_unusable(root, tmp_path):
     from harness.data.cache_read import FrameCache
-    from harness.data.decode import VideoError
+    from harness.data.errors import VideoError
 
     cache, _ = _cache_of(root, tmp_path / "cache")
     opened = FrameCache(cache, root)  # as in a run whose cache was checked before the permissions changed

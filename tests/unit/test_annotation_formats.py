@@ -11,7 +11,7 @@ import unicodedata
 import pytest
 
 from harness.data import AnnotationError, load_annotations
-from harness.data.annotation_records import UnlabelledSplit
+from harness.data.errors import UnlabelledSplit
 from harness.data.prepare import _listed
 
 K400_HEADER = "label,youtube_id,time_start,time_end,split,is_cc\n"
