@@ -62,7 +62,7 @@ import av
 import numpy as np
 from tqdm import tqdm
 
-from harness.data.annotations import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
+from harness.data.annotations.charades import CHARADES_CLASSES  # the Charades reader's class count (data.num_classes)
 from harness.data.worker_pool import worker_pool
 from harness.io import read_json_object, require_writable_dir, write_atomic, write_text_atomic
 from harness.spec import SpecError, did_you_mean

@@ -1,5 +1,5 @@
 """Files beside a dataset that were edited, damaged or written by another tool (a prepared copy's prepare.json and
-headers.json, a synthetic dataset's synth.json, a frame cache's index.json, Charades action times), and output
+headers.json, a synthetic dataset's synth.json, a frame cache's index.json), and output
 folders below a file: a clear error naming the file and the fix, or the file ignored where it only saves work,
 never a traceback. No videos needed."""
 
@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import AnnotationError
-from harness.data.annotations import read_charades
 from harness.data.cache_build import _current, build_frame_cache
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX
 from harness.data.cache_read import FrameCache
@@ -81,14 +79,6 @@ def test_headers_json_of_another_shape_or_with_non_finite_values_only_costs_the_
     (tmp_path / HEADERS).write_text(json.dumps({"fields": list(FIELDS), "videos": {
         "v.mp4": [entry[f] for f in FIELDS]}}))  # json writes NaN, which it reads back
     assert load_headers(tmp_path, [video]).geometry(0) is None  # the loader opens the video instead
-
-
-@pytest.mark.parametrize("times", ["nan 1.0", "0.0 inf"])
-def test_charades_actions_at_times_that_are_no_numbers_are_named(tmp_path, times):
-    csv = tmp_path / "Charades_v1_train.csv"
-    csv.write_text(f"id,actions,length\nA0,c000 {times},3.0\n")
-    with pytest.raises(AnnotationError, match=r"Charades_v1_train.csv, line 2: action .* not finite numbers"):
-        read_charades(csv, tmp_path)
 
 
 @pytest.mark.parametrize("manifest, why", [('{"classes": 4', "Expecting"), ("[1]", "a JSON list, not an object")])
