@@ -65,7 +65,8 @@ def _b_frames(text: str) -> int | None:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from harness.data.synth import CHARADES_CLASSES, make_synthetic_dataset
+    from harness.data.annotations.charades import CHARADES_CLASSES
+    from harness.data.synth.make import make_synthetic_dataset
 
     cfg = make_synthetic_dataset(args.out, args.preset, classes=args.classes, videos=args.videos,
                                  val_videos=args.val_videos, frames=args.frames, size=args.size, fps=args.fps,

@@ -81,7 +81,7 @@ def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
         return None, None
     import fcntl
 
-    from harness.data.synth import KINETICS_DONE
+    from harness.data.synth.annotation_files import KINETICS_DONE
 
     root = Path(synthetic_paths(scale)[0])
     if not scale.settings.get("frame_cache") and (root / KINETICS_DONE).exists():
@@ -96,7 +96,8 @@ def prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
 
 def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
     synth = scale.synthetic
-    from harness.data.synth import KINETICS_DONE, make_synthetic_dataset
+    from harness.data.synth.annotation_files import KINETICS_DONE
+    from harness.data.synth.make import make_synthetic_dataset
 
     settings = {k: v for k, v in synth.items() if k != "preset"}
     root = Path(synthetic_paths(scale)[0])
@@ -113,7 +114,7 @@ def _prepare_synthetic(scale: Scale) -> tuple[str | None, str | None]:
 
 def _frame_cache(root: Path, kind: str = "kinetics") -> Path:
     from harness.data.cache_build import build_frame_cache  # the decoded-frame cache (loader throughput)
-    from harness.data.synth import kind_dataset_name
+    from harness.data.synth.config import kind_dataset_name
 
     cache = root.with_name(root.name + "-frames")
     build_frame_cache(root, cache, name=kind_dataset_name(kind), workers=max(1, (os.cpu_count() or 1) - 1))

@@ -130,10 +130,10 @@ class Scale:
 
     def for_dataset(self, name: str) -> Scale:
         """This scale with its synthetic data made for dataset `name` (data.name): SSv2's direction classes,
-        Charades' overlapping actions, Kinetics' settings unchanged (see `harness.data.synth.settings_for_dataset`)."""
+        Charades' overlapping actions, Kinetics' settings unchanged (see `harness.data.synth.config`)."""
         if not self.synthetic:
             return self
-        from harness.data.synth import settings_for_dataset
+        from harness.data.synth.config import settings_for_dataset
 
         return Scale(self.name, {**self.settings, "synthetic": settings_for_dataset(self.synthetic, name)})
 
@@ -303,7 +303,8 @@ def scale_overrides(spec: RunSpec, scale: Scale, data_root: str | None, cache: s
         out.append(f"data.sampling_rate={s['sampling_rate']}")
     synth = scale.synthetic
     if synth and data_root:
-        from harness.data.synth import CHARADES_CLASSES, kind_dataset_name
+        from harness.data.annotations.charades import CHARADES_CLASSES
+        from harness.data.synth.config import kind_dataset_name
 
         kind = synth.get("kind", "kinetics")
         classes = CHARADES_CLASSES if kind == "charades" else synth["classes"]  # Charades' reader has 157

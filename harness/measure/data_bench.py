@@ -387,7 +387,7 @@ def _storage_ratios(dataset: VideoClipDataset, prepared: VideoClipDataset | None
 
 def synthetic_preset(root: str | Path | None) -> str | None:
     """The synthetic preset whose frame size and length a dataset made by `harness data synth` has, if any."""
-    from harness.data.synth import PRESETS
+    from harness.data.synth.config import PRESETS
 
     try:
         made = json.loads((Path(root) / "synth.json").read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ import pytest
 
 def tiny_synthetic(tmp_path_factory, name: str, videos: int, val_videos: int) -> Path:
     """Real H.264 synthetic videos (smoke preset, trimmed): 4 classes, 16 frames at 48×64."""
-    from harness.data.synth import make_synthetic_dataset
+    from harness.data.synth.make import make_synthetic_dataset
 
     root = tmp_path_factory.mktemp(name)
     make_synthetic_dataset(root, "smoke", classes=4, videos=videos, val_videos=val_videos, frames=16,

@@ -14,7 +14,10 @@ import torch
 
 from harness import cli_data
 from harness.data import load_annotations, scan_video
-from harness.data.synth import PRESETS, class_names, class_table, make_synthetic_dataset, preset_config, render_video
+from harness.data.synth.classes import class_names
+from harness.data.synth.config import PRESETS, preset_config
+from harness.data.synth.make import make_synthetic_dataset
+from harness.data.synth.render import render_video
 from harness.records import DataBenchRecord
 from harness.spec import SpecError
 from tests.integration.test_data_support import truncate, write_video
@@ -71,14 +74,6 @@ def test_rerun_skips_finished_videos_and_refuses_other_settings(synth):
     assert video.stat().st_mtime_ns == before
     with pytest.raises(SpecError, match="other settings"):
         make_synthetic_dataset(synth, "smoke", progress=False, **{**TINY, "seed": 3})
-
-
-def test_classes_need_appearance_and_motion():
-    for k in (4, 6, 24, 400):
-        table = class_table(k)
-        assert len(set(table)) == k
-        assert len({a for a, _ in table}) >= 2 and len({m for _, m in table}) >= 2
-    assert len(set(class_names(400))) == 400
 
 
 def test_presets_exist_and_a_tiny_proxy_override_works(tmp_path):
@@ -372,7 +367,7 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
     """`harness reproduce` generates a scale's synthetic data once and takes a val.csv as the sign that it is done:
     a generation stopped (Ctrl-C, a kill) after any annotation file is taken up again on the next call, which then
     leaves the same files as one that was never stopped."""
-    import harness.data.synth as synth_module
+    import harness.data.synth.annotation_files as annotation_files
     import harness.reproduce as rep
     from harness.suite import Scale
 
@@ -382,8 +377,8 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
     root = Path(rep.prepare_synthetic(scale)[0])
     whole = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
     assert {"train.csv", "val.csv", "classes.txt", "hidden_videos.csv", "noisy_labels.csv"} < set(whole)
-    write = synth_module.write_text_atomic
-    for stop_at in range(1, len(whole)):  # each annotation file after the settings (synth.json, the first)
+    write = annotation_files.write_text_atomic
+    for stop_at in range(len(whole) - 1):  # before each annotation file (synth.json is written before them)
         for name in whole:
             if name != "synth.json":
                 (root / name).unlink()
@@ -395,10 +390,10 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
                 raise KeyboardInterrupt
             return write(path, text)
 
-        monkeypatch.setattr(synth_module, "write_text_atomic", stopped)
+        monkeypatch.setattr(annotation_files, "write_text_atomic", stopped)
         with pytest.raises(KeyboardInterrupt):
             rep.prepare_synthetic(scale)
-        monkeypatch.setattr(synth_module, "write_text_atomic", write)
+        monkeypatch.setattr(annotation_files, "write_text_atomic", write)
         rep.prepare_synthetic(scale)
         assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == whole, calls[-1].name
 

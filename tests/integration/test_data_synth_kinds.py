@@ -8,7 +8,6 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
@@ -16,13 +15,8 @@ from harness import cli_data, cli_train
 from harness.config import compose
 from harness.data import load_annotations, scan_video
 from harness.data.clip_dataset import VideoClipDataset
-from harness.data.synth import (
-    SSV2_CLASSES,
-    make_synthetic_dataset,
-    preset_config,
-    render_ssv2_video,
-    ssv2_mirror,
-)
+from harness.data.synth.config import preset_config
+from harness.data.synth.make import make_synthetic_dataset
 from harness.reproduce import reproduce
 from harness.spec import SpecError
 from harness.suite import load_scale, load_suite, resolve_suite, scale_overrides, suite_scale
@@ -59,42 +53,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def horizontal_travel(frames: np.ndarray, blank: np.ndarray) -> float:
-    """How far (pixels, + = rightwards) the object moves from the first frame to the last: the circular mean
-    column of the pixels where the frames differ from the same video without its object (it wraps around)."""
-    w = frames.shape[2]
-    angles = []
-    for f, b in zip(frames, blank, strict=True):
-        cols = np.nonzero((np.abs(f.astype(int) - b.astype(int)).max(axis=-1) > 30).any(axis=0))[0]
-        angles.append(np.angle(np.exp(2j * np.pi * cols / w).mean()))
-    step = (angles[-1] - angles[0] + np.pi) % (2 * np.pi) - np.pi
-    return float(step * w / (2 * np.pi))
-
-
 # ---------------------------------------------------------------- SSv2-like
-def test_ssv2_flip_turns_each_direction_into_its_partner():
-    cfg = preset_config("smoke", kind="ssv2", classes=len(SSV2_CLASSES), **TINY)
-    names = [name for name, _, _ in SSV2_CLASSES]
-    assert names[ssv2_mirror(names.index("left"))] == "right"
-    assert names[ssv2_mirror(names.index("anticlockwise"))] == "clockwise"
-    assert ssv2_mirror(names.index("up")) == names.index("up")
-    rng = lambda: np.random.default_rng(7)  # noqa: E731
-    pairs = [label for label in range(len(names)) if ssv2_mirror(label) != label]
-    assert len(pairs) == 10
-    for label in pairs:  # the same draws: the flipped video is the partner class's
-        flipped = render_ssv2_video(label, cfg, rng())[:, :, ::-1]
-        assert np.array_equal(flipped, render_ssv2_video(ssv2_mirror(label), cfg, rng()))
-    # and the direction is on screen: the object of "left" travels left, that of "right" right
-    left, right = names.index("left"), names.index("right")
-    for seed in range(3):
-        rng = lambda: np.random.default_rng(seed)  # noqa: E731, B023
-        travel_left = horizontal_travel(render_ssv2_video(left, cfg, rng()),
-                                        render_ssv2_video(left, cfg, rng(), show_target=False))
-        travel_right = horizontal_travel(render_ssv2_video(right, cfg, rng()),
-                                         render_ssv2_video(right, cfg, rng(), show_target=False))
-        assert travel_left < -3 and travel_right > 3
-
-
 @pytest.fixture(scope="module")
 def ssv2(tmp_path_factory):
     out = tmp_path_factory.mktemp("ssv2")
@@ -155,15 +114,6 @@ def test_charades_videos_hold_several_overlapping_actions(charades):
     expected = sorted(a.label for a in record.actions if a.start <= window[1] and a.end >= window[0])
     assert data._target(record, window).nonzero().flatten().tolist() == expected
     assert data._target(record, None).nonzero().flatten().tolist() == sorted(record.label)
-
-
-def test_charades_kind_is_longer_by_default_and_single_label_options_are_refused():
-    assert preset_config("smoke", kind="charades").frames == 3 * preset_config("smoke").frames
-    assert preset_config("smoke", kind="charades", frames=10).frames == 10
-    with pytest.raises(SpecError, match="charades"):
-        preset_config("smoke", kind="charades", hidden=0.2)
-    with pytest.raises(SpecError, match="Did you mean 'ssv2'"):
-        preset_config("smoke", kind="ssv3")
 
 
 def test_charades_recipe_trains_and_is_scored_by_map(charades, tmp_path, one_thread):

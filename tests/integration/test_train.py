@@ -165,7 +165,7 @@ def test_ddp_ranks_agree_on_every_shape_and_run_the_planned_layouts(synth_root, 
 def test_eight_processes_follow_an_eight_gpu_plan(tmp_path):
     """The 8-GPU recipe's structure at 1 clip per GPU (BN base 8): plain BN, then BN synchronised over 2, 4 and 8
     ranks as the long cycle shrinks the per-GPU batch; 8 CPU processes over gloo."""
-    from harness.data.synth import make_synthetic_dataset
+    from harness.data.synth.make import make_synthetic_dataset
 
     root = tmp_path / "data"
     make_synthetic_dataset(root, "smoke", classes=4, videos=64, val_videos=8, frames=16, size=(48, 64),

@@ -17,7 +17,7 @@ from harness.data.clip_dataset import _require_frame_times
 from harness.data.headers import FIELDS, HEADERS, load_headers
 from harness.data.low_res import open_low_res_copies
 from harness.data.prepare import MANIFEST, prepare_dataset
-from harness.data.synth import make_synthetic_dataset
+from harness.data.synth.make import make_synthetic_dataset
 from harness.measure.data_bench import synthetic_preset
 from harness.spec import SpecError
 
