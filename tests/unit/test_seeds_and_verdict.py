@@ -280,7 +280,7 @@ def _recording_run_one(ran: list):
 def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
     """A record at a run's own path that the report leaves out (cut short by a crash, not UTF-8, another tool's
     JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
-    --prepare-only do not call it recorded either (tools/device/converged_proxy.sh greps for that)."""
+    --prepare-only do not call it recorded either (benchmarks/converged_proxy.sh greps for that)."""
     ran = []
     monkeypatch.setattr(rep, "_run_one", _recording_run_one(ran))
     monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))

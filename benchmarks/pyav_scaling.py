@@ -1,18 +1,21 @@
 """Where PyAV's clip rate stops growing with processes: each stage of reading a random training clip, timed alone.
 
-Usage: python3 tools/device/pyav_scaling.py VIDEO_DIR OUT.json [PROCESSES ...]
+Usage: python benchmarks/pyav_scaling.py VIDEO_DIR --out OUT_DIR --seconds SECONDS [--processes N ...]
 
 For each process count, that many processes read random clips (32 frames at stride 2 from a random window, the
 baseline's sampling) from the videos under VIDEO_DIR for a fixed time, in three stages that add one step each:
   demux   - seek and read packets only (the file system and the container parser),
   decode  - seek, demux and decode to frames without colour conversion (FFmpeg's decoder),
   harness - the project's read_clip (decode, RGB conversion, frame pick), as the DataLoader's workers run it.
-Clips/s per stage and count, and each count's speedup over one process, go to OUT.json with the host's core and
-thread counts: a stage that scales while the next does not names the step that does not.
+Clips/s per stage and count, and each count's speedup over the first, go to OUT_DIR/pyav_scaling.json with the
+host's core and thread counts (results/loader/pyav_scaling_<card>.json): a stage that scales while the next does
+not names the step that does not. The record is written after every point; points that would end past SECONDS are
+left out. No GPU needed.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing as mp
 import os
@@ -83,23 +86,38 @@ def _cpu_facts() -> dict[str, int | None]:
 
 
 def main() -> None:
-    folder, out_path = Path(sys.argv[1]), Path(sys.argv[2])
-    counts = [int(c) for c in sys.argv[3:]] or [1, 2, 4, 8, max(1, len(os.sched_getaffinity(0)) - 1)]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("videos", type=Path, metavar="VIDEO_DIR", help="a folder of .mp4 videos (its first 200)")
+    parser.add_argument("--out", type=Path, required=True, metavar="OUT_DIR", help="writes OUT_DIR/pyav_scaling.json")
+    parser.add_argument("--seconds", type=float, required=True, help="the time budget; the points past it are skipped")
+    parser.add_argument("--processes", type=int, nargs="+", metavar="N",
+                        help="process counts (default 1 2 4 8 and the usable CPUs less one)")
+    args = parser.parse_args()
+    deadline = time.monotonic() + args.seconds
+    counts = args.processes or [1, 2, 4, 8, max(1, len(os.sched_getaffinity(0)) - 1)]
     videos = []
-    for path in sorted(folder.rglob("*.mp4"))[:200]:
+    for path in sorted(args.videos.rglob("*.mp4"))[:200]:
         with av.open(str(path)) as c:
             videos.append((str(path), float(c.duration or 0) / av.time_base))
     if not videos:
-        sys.exit(f"no .mp4 videos under {folder}")
-    result = {"videos": len(videos), "seconds_per_point": SECONDS, "cpu": _cpu_facts(), "stages": {}}
+        sys.exit(f"no .mp4 videos under {args.videos}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    out_path = args.out / "pyav_scaling.json"
+    result = {"videos": len(videos), "seconds_per_point": SECONDS, "cpu": _cpu_facts(), "stages": {},
+              "provenance": provenance()}  # the host's hardware, the versions and the commit it ran at
     for stage in ("demux", "decode", "harness"):
-        rates = {n: _rate(stage, videos, n) for n in counts}
-        result["stages"][stage] = [{"processes": n, "clips_per_s": r, "speedup": r / rates[counts[0]]}
-                                   for n, r in rates.items()]
+        rates = {}
+        for n in counts:
+            if time.monotonic() + SECONDS + 2 > deadline:  # a point's processes start in about a second
+                print(f"no time left for {stage} at {n} processes", flush=True)
+                break
+            rates[n] = _rate(stage, videos, n)
+        if not rates:
+            break
+        first = next(iter(rates.values()))
+        result["stages"][stage] = [{"processes": n, "clips_per_s": r, "speedup": r / first} for n, r in rates.items()]
+        out_path.write_text(json.dumps(result, indent=1))
         print(stage, "  ".join(f"{n}: {r:.1f}/s" for n, r in rates.items()), flush=True)
-    result["provenance"] = provenance()  # the host's hardware, the versions and the commit it ran at
-    out_path.write_text(json.dumps(result, indent=1))
-
 
 if __name__ == "__main__":
     main()
