@@ -30,8 +30,8 @@ def _frames_root(root: Path, folders: tuple[str, ...], videos: list[ListedVideo]
 def read_frame_list_records(list_file: Path, root: Path, folders: tuple[str, ...], fps: float,
                             target: Callable[[ListedVideo], tuple[int | tuple[int, ...], tuple[Action, ...]]]
                             ) -> list[FrameListRecord]:
-    """The videos of a frame list as records; `target` gives a video's (label, actions) or raises ValueError
-    (the message names what is wrong; the problem is reported at the video's first line)."""
+    """The videos of a frame list as records; `target` gives a video's (label, actions) or raises RowError (its
+    message names what is wrong, its line where)."""
     videos, problems = read_frame_list(list_file)
     frames_root = _frames_root(root, folders, videos)
     records = []
