@@ -8,9 +8,8 @@ from harness.cli_args import COUNT, path
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.report import write_report
-    from harness.report.build import NoRecords
     from harness.report.inputs import NoSuchSetup, suite_names
+    from harness.report.write import NoRecords, write_report
     from harness.spec import SpecError
 
     every = args.suite == ["all"]

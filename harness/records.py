@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.io import unreadable_reason
+from harness.io import read_json_object, unreadable_reason
 from harness.provenance import provenance
 from harness.spec import SpecError
 
@@ -191,10 +191,29 @@ class PrepareRecord(Record):
     seconds: float
 
 
-# What the fields of a run record (RunRecord) hold, as far as the report reads them: a type or a tuple of types;
-# {field: ...}, an object with those fields; [...], a list of such items. Any field may be absent (records of
-# older versions lack some); one of another type is a record edited by hand or written by another tool, which
-# would end the report in a traceback halfway through its tables.
+# What the fields of a record hold, as far as the report reads them: a type or a tuple of types; {field: ...}, an
+# object with those fields; [...], a list of such items; Needed(...), OrNull(...) and DIVISOR below. A field not
+# Needed may be absent (records of older versions lack some); one of another type is a record edited by hand or
+# written by another tool, which would end the report in a traceback halfway through its tables.
+
+
+@dataclass(frozen=True)
+class Needed:
+    """A field that every record of the kind holds, as `want` says; the report indexes it without a default."""
+
+    want: Any
+
+
+@dataclass(frozen=True)
+class OrNull:
+    """`want`, or null: a field the report tests for a value before it reads it."""
+
+    want: Any
+
+
+DIVISOR = "a number above 0"  # a field the report divides by
+
+
 _NUM = (int, float)
 _NUM_OR_NULL = (int, float, type(None))
 _STR_OR_NULL = (str, type(None))
@@ -235,17 +254,30 @@ def _json_type(value: Any) -> str:
 
 
 def _wrong_type(value: Any, want: Any, key: str) -> str | None:
-    """What is wrong with `value` at `key` against `want` (as _RUN_RECORD says), or None."""
+    """What is wrong with `value` at `key` ('' for a whole record) against the schema `want`, or None."""
+    if isinstance(want, OrNull):
+        return None if value is None else _wrong_type(value, want.want, key)
     if isinstance(want, dict):
         if not isinstance(value, dict):
             return f"'{key}' is {_json_type(value)}, not an object"
-        return next((p for field, inner in want.items() if field in value
-                     for p in [_wrong_type(value[field], inner, f"{key}.{field}")] if p), None)
+        for field, inner in want.items():
+            where = f"{key}.{field}" if key else field
+            if field not in value:
+                if isinstance(inner, Needed):
+                    return f"no '{where}'"
+                continue
+            problem = _wrong_type(value[field], inner.want if isinstance(inner, Needed) else inner, where)
+            if problem:
+                return problem
+        return None
     if isinstance(want, list):
         if not isinstance(value, list):
             return f"'{key}' is {_json_type(value)}, not a list"
         return next((p for i, item in enumerate(value) for p in [_wrong_type(item, want[0], f"{key}[{i}]")] if p),
                     None)
+    if want == DIVISOR:  # NaN included: it is not above 0
+        number = isinstance(value, _NUM) and not isinstance(value, bool)
+        return None if number and value > 0 else f"'{key}' is {value if number else _json_type(value)}, not {want}"
     kinds = want if isinstance(want, tuple) else (want,)
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # JSON's true is no number
         return f"'{key}' is {_json_type(value)}, not {_TYPE_NAMES[want]}"
@@ -259,11 +291,9 @@ def run_record_problem(record: Any) -> str | None:
     if missing is None or missing:
         lacks = f"no {', '.join(repr(k) for k in missing)}" if missing else f"{_json_type(record)}, not an object"
         return f"not a run record ({lacks}; a file of another tool?)"
-    for key, want in _RUN_RECORD.items():
-        if key in record:
-            problem = _wrong_type(record[key], want, key)
-            if problem:
-                return f"not a run record the harness wrote: {problem} (edited by hand, or of another tool?)"
+    problem = _wrong_type(record, _RUN_RECORD, "")
+    if problem:
+        return f"not a run record the harness wrote: {problem} (edited by hand, or of another tool?)"
     impossible = _impossible_value(record)
     if impossible:
         return f"not a run record the harness wrote: {impossible} (edited by hand, or of another tool?)"
@@ -364,3 +394,82 @@ def read_complete_run_record(path: Path) -> tuple[dict[str, Any] | None, str | N
     record, problem = read_run_record(path)
     problem = problem or incomplete_reason(record)
     return (None, problem) if problem else (record, None)
+
+
+class RecordError(ValueError):
+    """A measurement record file the report cannot read: unreadable, no JSON object, or a field the report reads
+    missing or of another type. `problem` names the field; the message names the file too."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path, self.problem = Path(path), problem
+
+
+# The groups of a throughput row's `kernels.groups_ms` (harness.measure.kernels.GROUPS), in the order tables show.
+KERNEL_GROUPS = ("convolution", "normalisation", "elementwise", "copy", "matmul", "communication", "other")
+
+# The fields of the measurement records (SuiteProfileRecord, ScalingRecord, ThroughputRecord) the report reads.
+# harness.provenance.provenance_of: in a block, or at the top level in records before the block existed.
+_PROVENANCE = {"provenance": {"hardware": {"gpu": _STR_OR_NULL}, "versions": dict}, "hardware": {"gpu": _STR_OR_NULL},
+               "versions": dict}
+_SUITE_PROFILE: dict[str, Any] = {
+    "step": str, "sub_batch_bn": _STR_OR_NULL, "loader": OrNull(dict),
+    "runs": [{"variant": Needed(str), "loader_bound_speedup": _NUM_OR_NULL,
+              "paper": [{"table": Needed(str), "row": Needed(str)}],
+              **{key: Needed(_NUM_OR_NULL) for key in ("iteration_ratio", "predicted_gpu_hours",
+                                                       "baseline_predicted_gpu_hours", "predicted_speedup")}}],
+    "shapes": [{"model": str, "median_ms": Needed(_NUM), "plain_bn_ms": OrNull(DIVISOR),
+                **{key: Needed(int) for key in ("t", "s", "batch", "bn_splits")}}],
+    **_PROVENANCE}
+_SCALING: dict[str, Any] = {
+    "world_size": Needed(int), "scale": Needed(str), "step": str, "sub_batch_bn": str, "repeats": int,
+    "fixed_per_gpu_batch": OrNull(int),
+    "predicted_s": {"multigrid": _NUM_OR_NULL, "baseline_of_multigrid": _NUM_OR_NULL},
+    "shapes": Needed([{"median_ms": Needed(DIVISOR), "bn_splits": Needed(DIVISOR), "clips_per_s": Needed(_NUM),
+                       **{key: Needed(int) for key in ("t", "s", "global_batch", "per_gpu_batch", "bn_sync")}}]),
+    **_PROVENANCE}
+_KERNELS = {"device_ms_per_step": Needed(_NUM_OR_NULL), "busy_share": Needed(_NUM_OR_NULL),
+            "groups_ms": Needed({group: _NUM_OR_NULL for group in KERNEL_GROUPS}),
+            "top": Needed([{"name": Needed(str), "share": Needed(_NUM)}])}
+# harness.train.compile_cost: summed seconds and cache counts, which the report adds up, and cells it shows
+_COMPILE = {**{key: _NUM for key in ("compile_s", "inductor_forward_s", "inductor_backward_s", "inductor_cache_hits",
+                                     "inductor_cache_misses", "aot_autograd_cache_hits", "aot_autograd_cache_misses")},
+            **{key: _NUM_OR_NULL for key in ("graphs", "tracing_s", "aot_autograd_s", "guards_s")}}
+_THROUGHPUT: dict[str, Any] = {
+    "matmul_tflops": _NUM,
+    "rows": [{"recipe": Needed(str), "model": Needed(str), "mode": Needed(str), "ms_per_step": Needed(DIVISOR),
+              "setup_s": Needed(_NUM), "pad_stem_channels": OrNull(int), "plain_bn_impl": str,
+              "kernels": OrNull(_KERNELS), "compile": OrNull(_COMPILE),
+              **{key: Needed(int) for key in ("t", "s", "batch")},
+              **{key: Needed(_NUM_OR_NULL) for key in ("clips_per_s", "train_tflops", "share_of_matmul")}}],
+    **_PROVENANCE}
+
+
+def _read_measurement(path: Path, schema: dict[str, Any]) -> dict[str, Any]:
+    """The record in `path` where it holds every field of `schema` the report needs; RecordError otherwise."""
+    try:
+        record = read_json_object(path)
+    except OSError as err:
+        raise RecordError(path, unreadable_reason(path, err)) from None
+    except ValueError as err:  # not JSON, not UTF-8, or JSON of another kind than an object
+        raise RecordError(path, f"no JSON object: {err}") from None
+    problem = _wrong_type(record, schema, "")
+    if problem:
+        raise RecordError(path, problem)
+    return record
+
+
+def read_suite_profile(path: Path) -> dict[str, Any]:
+    """A `harness profile --suite` record (SuiteProfileRecord) with the fields its tables, the verdict and the
+    overview read; RecordError naming the file and the field otherwise."""
+    return _read_measurement(path, _SUITE_PROFILE)
+
+
+def read_scaling_record(path: Path) -> dict[str, Any]:
+    """A `harness scaling` record (ScalingRecord) with the fields its tables read; RecordError otherwise."""
+    return _read_measurement(path, _SCALING)
+
+
+def read_throughput_record(path: Path) -> dict[str, Any]:
+    """A `harness throughput` record (ThroughputRecord) with the fields its tables read; RecordError otherwise."""
+    return _read_measurement(path, _THROUGHPUT)

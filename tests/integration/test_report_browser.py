@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from harness.config import compose
-from harness.report import write_report
 from harness.report.browser import dump_dom, screenshot
 from harness.report.tables import SMOKE_SPEEDUP_LABEL
+from harness.report.write import write_report
 from harness.train.loop import train
 
 from .conftest import smoke_overrides

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.report import readme
-from harness.report.build import readme_results_from_records
+from harness.report.write import readme_results_from_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +42,17 @@ def test_the_headline_says_plainly_what_the_evidence_supports():
     assert "-1.2 ± 2.3" in text and "**inconclusive**" in text and "not yet shown" in text and "about 40" in text
     assert "within 1 point" in readme.headline([{**row, "verdict": "within δ"}])
     assert readme.headline([{**row, "delta": None}]) == ""
+
+
+def test_the_readme_copies_the_committed_overview_table():
+    """The README's results section reproduces reports/overview.md's table (the one `harness report` wrote last):
+    a report rendered again must be copied there too, or the README states numbers the records no longer give."""
+    root = Path(__file__).resolve().parents[2]
+
+    overview = [line for line in (root / "reports" / "overview.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("|")]
+    readme = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    assert overview and overview[0] in readme, "README.md lacks the overview table's header"
+    start = readme.index(overview[0])
+    assert readme[start:start + len(overview) + 1] == [*overview, ""], \
+        "copy reports/overview.md's table into README.md"

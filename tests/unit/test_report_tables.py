@@ -295,7 +295,7 @@ def test_phases_show_the_per_gpu_batches_and_bn_layout_that_ran():
 
 
 def test_runs_text_lists_every_run_for_the_terminal():
-    from harness.report import runs_text
+    from harness.report.page import runs_text
 
     chosen = [make_record("baseline", kind="baseline", train_s=100.0, top1=40.0),
               make_record("multigrid", train_s=25.0, top1=39.5)]
@@ -308,7 +308,7 @@ def test_runs_text_lists_every_run_for_the_terminal():
 
 def test_smoke_scale_leads_with_the_ratios_and_marks_wall_clock_speedup_not_indicative():
     """Seconds-long smoke runs are dominated by fixed costs and noise: their wall-clock speedup misleads."""
-    from harness.report import build_report, runs_text
+    from harness.report.page import build_report, runs_text
     from harness.report.tables import SMOKE_SPEEDUP_LABEL
 
     def records(scale):
@@ -448,7 +448,7 @@ def test_another_setups_run_is_timed_against_the_same_seed_on_the_same_card():
 
 
 def test_a_users_model_is_not_set_beside_the_papers_numbers():
-    from harness.report.build import build_report
+    from harness.report.page import build_report
 
     chosen = {"baseline": make_record("baseline", kind="baseline", train_s=120.0),
               "multigrid": make_record("multigrid", train_s=40.0)}

@@ -1,23 +1,25 @@
 """Several seeds per run (mean ± std in the tables), the verdict (accuracy kept, convergence rule, Figure 3's
-ordering), runs spread over GPU slots, and one run recorded under two suites."""
+ordering), and one run recorded under two suites."""
 
 from __future__ import annotations
 
 import json
 import math
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from harness import reproduce as rep
 from harness.config import compose
 from harness.report import verdict
 from harness.report.inputs import load_records, select_records
 from harness.report.overview import overview_cells, overview_rows
-from harness.report.tables import paper_table, runs_table
-from harness.report.verdict import convergence_sentence, ordering_sentences, verdict_table
+from harness.report.tables import OK, Table, paper_table, runs_table
+from harness.report.verdict import (
+    convergence_sentence,
+    ordering_sentences,
+    paper_order_sentence,
+    verdict_table,
+)
 from harness.results import record_path, recorded, reuse_record, same_run_elsewhere
 from tests.unit.test_report_tables import PAPER, SUITE, make_record
 
@@ -241,141 +243,6 @@ def test_records_in_folders_below_a_scale_are_kept_aside(tmp_path):
     assert [r["_source"] for r in records] == ["smoke/new.json"]
 
 
-def test_runs_take_free_gpu_slots_so_no_two_share_a_gpu(monkeypatch, tmp_path):
-    busy: dict[str, int] = {}
-    clash = []
-    lock = threading.Lock()
-
-    def fake_run_one(run, out_root, gpus, results, port):
-        key = ",".join(map(str, gpus))
-        with lock:
-            busy[key] = busy.get(key, 0) + 1
-            clash.append(busy[key] > 1)
-        time.sleep(0.2 if run.run.variant == "baseline_0.25x" else 0.02)  # one long run, several short ones
-        with lock:
-            busy[key] -= 1
-        return run.run.variant, 0, 0.0
-
-    monkeypatch.setattr(rep, "_run_one", fake_run_one)
-    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
-    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    failed = rep.reproduce("kinetics_main", "smoke", results=tmp_path / "res", gpus=2, report=False,
-                           only=["baseline_0.25x", "baseline_0.5x", "long_cycle_0.5x", "short_cycle_0.5x"],
-                           seeds=[0, 1])
-    assert failed == 0 and len(clash) == 8 and not any(clash)
-
-
-def _recording_run_one(ran: list):
-    """A stand-in for reproduce's `_run_one` that trains nothing: it writes the run's record (and notes the run in
-    `ran`), as a finished run leaves it."""
-    def run_one(run, out_root, gpus, results, port):
-        ran.append((run.run.variant, run.spec.seed))
-        path = record_path(run.spec, results)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**make_record(run.run.variant), "spec": run.spec.to_dict()}))
-        return run.run.variant, 0, 0.0
-    return run_one
-
-
-def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
-    """A record at a run's own path that the report leaves out (cut short by a crash, not UTF-8, another tool's
-    JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
-    --prepare-only do not call it recorded either (benchmarks/converged_proxy.sh greps for that)."""
-    ran = []
-    monkeypatch.setattr(rep, "_run_one", _recording_run_one(ran))
-    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
-    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    results = tmp_path / "res"
-
-    def go(**kw) -> str:
-        capsys.readouterr()
-        assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0, 1], **kw) == 0
-        return capsys.readouterr().out
-
-    go()
-    paths = sorted((results / "smoke" / "smoke").glob("*.json"))
-    assert len(ran) == len(paths) == 4
-    damage = dict(zip(paths, [paths[0].read_bytes()[:200], b"\xff\xfe{}", b"[1, 2]"]))  # the 4th stays whole
-    for path, data in damage.items():
-        path.write_bytes(data)
-    assert len(load_records(results / "smoke")[1]) == 3  # the report leaves each out
-    for out in (go(dry_run=True), go(prepare_only=True)):
-        assert out.count("recorded already") == 1
-        assert all(f"warning: {path} is no run record the report can read" in out for path in damage)
-    ran.clear()
-    out = go()
-    assert len(ran) == 3 and out.count("recorded already") == 1
-    assert load_records(results / "smoke")[1] == []  # the runs' new records, none left out
-    for path, data in damage.items():  # kept beside, byte for byte
-        (aside,) = path.parent.glob(f"{path.name}.damaged-*")
-        assert aside.read_bytes() == data
-    assert go().count("recorded already") == 4
-
-
-def test_an_unfinished_runs_record_is_no_record_for_reproduce_as_for_the_report(monkeypatch, tmp_path, capsys):
-    """A record whose status is not "complete" (edited, another tool's) is left out of the report, so reproduce
-    does not count its run as done either: it keeps the file aside and runs the job again."""
-    ran = []
-    monkeypatch.setattr(rep, "_run_one", _recording_run_one(ran))
-    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
-    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    results = tmp_path / "res"
-    assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0]) == 0
-    path = sorted((results / "smoke" / "smoke").glob("baseline__*.json"))[0]
-    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "running"}))
-    records, _ = load_records(results / "smoke")
-    assert "baseline" not in select_records(SUITE, records)[1]  # the report leaves it out
-    ran.clear()
-    capsys.readouterr()
-    assert rep.reproduce("smoke", "smoke", results=results, gpus=1, report=False, seeds=[0]) == 0
-    out = capsys.readouterr().out
-    assert ran == [("baseline", 0)] and "status 'running'" in out and out.count("recorded already") == 1
-    assert list(path.parent.glob(f"{path.name}.damaged-*"))
-
-
-def test_a_dry_run_finds_the_imagenet_rows_records_as_a_run_does(monkeypatch, tmp_path, capsys):
-    """The ImageNet rows' settings name the pre-trained stand-in's file; a dry run names the same file (made or not),
-    so a recorded row is "recorded already" there too, not listed as a run to launch."""
-    made = []
-    monkeypatch.setattr(rep, "_run_one", _recording_run_one([]))
-    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
-    monkeypatch.setattr(rep, "prepare_pretrained", lambda scale, spec: made.append(spec.model.pretrained))
-    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    results = tmp_path / "res"
-
-    def go(**kw) -> str:
-        capsys.readouterr()
-        assert rep.reproduce("kinetics_generalization", "smoke", results=results, gpus=1, report=False, seeds=[0],
-                             only=["imagenet_baseline"], **kw) == 0
-        return capsys.readouterr().out
-
-    before = go(dry_run=True)
-    assert "recorded already" not in before and " harness train " in before
-    assert "is made before the first run that needs it" in before
-    go()
-    assert len(made) == 1 and made[0] in before  # the file the dry run named is the one the run was given
-    after = go(dry_run=True)
-    assert after.count("recorded already") == 1 and " harness train " not in after
-
-
-def test_gpu_indices_go_through_cuda_visible_devices(monkeypatch, tmp_path):
-    seen = {}
-
-    class Started:  # the train process, started and done at once
-        def __init__(self, cmd, env, stdout, stderr):
-            seen["gpus"] = env["CUDA_VISIBLE_DEVICES"]
-
-        def wait(self) -> int:
-            return 0
-
-    monkeypatch.setattr(rep.subprocess, "Popen", Started)
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
-    spec = compose(["recipe=k400_slowfast_r50_8x8", "num_gpus=1", "suite=s", "variant=v"])
-    run = rep.ResolvedRun(SUITE.runs[0], ("recipe=k400_slowfast_r50_8x8", "num_gpus=1"), spec)
-    rep._run_one(run, tmp_path, [1], tmp_path, 29500)
-    assert seen["gpus"] == "3"
-
-
 def test_the_same_run_under_another_suite_is_reused_not_retrained(tmp_path):
     def spec_of(suite: str, variant: str, seed: int = 0):
         return compose(["recipe=k400_slowfast_r50_8x8", "num_gpus=1", "scale=smoke", f"seed={seed}",
@@ -452,3 +319,45 @@ def test_verdict_compares_each_run_with_its_own_baseline():
     table = verdict_table(rows, rows[0])
     assert [r["against"] for r in table.rows] == ["t16_baseline_1.0", "baseline_1.0"]
     assert "against" in [c.key for c in table.columns] and table.notes[0].startswith("Each run against")
+
+
+def test_an_overview_without_profiles_says_so():
+    """Results with no profile record beside them (a folder of runs of another setting) leave the predicted
+    column empty and say why, rather than naming an unknown GPU."""
+    row = {"table": "5", "paper_row": "baseline", "variant": "baseline", "scale": "proxy", "speedup": 1.0}
+    _, note = overview_cells([row])
+    assert "no `harness profile` record" in note and "?" not in note
+    _, note = overview_cells([{**row, "predicted_gpu": "Card X", "predicted_speedup": 2.0}])
+    assert "on one Card X" in note
+
+
+def test_paper_order_sentence_counts_pairs_in_the_papers_order():
+    def row(name, paper_top1, top1, paper_speedup, speedup, status=OK):
+        return {"paper_row": name, "paper_top1": paper_top1, "top1": top1, "paper_speedup": paper_speedup,
+                "speedup": speedup, "status": status}
+
+    table = Table("1b", "Table 1b: number of short-cycle shapes", (), (
+        row("baseline", 75.6, 73.8, 1.0, 1.0), row("1-shape", 74.5, 75.2, 4.2, 1.6),
+        row("3-shape", 76.4, 73.9, 4.5, 2.4), row("not run", 70.0, None, 9.0, None, status="not run")))
+    sentence = paper_order_sentence(table)
+    # top-1: baseline > 1-shape reversed, 3-shape > baseline tied (0.1), 3-shape > 1-shape reversed.
+    assert sentence.startswith("Table 1b: top-1 does not hold: 0 of 3 pairs of rows in the paper's order, 1 tied")
+    assert "speedup holds: 3 of 3 pairs" in sentence and "1-shape 4.20× / 1.60×" in sentence
+    assert "not run" not in sentence
+    assert paper_order_sentence(Table("6", "Table 6", (), (row("baseline", 1, 1, 1, 1),))) is None
+
+
+def test_paper_order_sentence_holds_a_tie_of_the_paper_to_the_same_noise():
+    def row(name, top1, speedup):
+        return {"paper_row": name, "paper_top1": 72.5, "top1": top1, "paper_speedup": {"baseline": 1.0}.get(name, 3.35),
+                "speedup": speedup, "status": OK}
+
+    # The paper ties the two rows' top-1 (Table 4): a loss of 1.3 points here contradicts it, 0.3 keeps it.
+    def table(multigrid_top1):
+        return Table("4", "Table 4: 1-GPU", (), (row("baseline", 73.6, 1.0), row("multigrid", multigrid_top1, 2.5)))
+
+    lost = paper_order_sentence(table(72.3))
+    assert lost.startswith("Table 4: top-1 does not hold: 0 of the 1 pair(s) the paper ties within 0.5 points here")
+    assert "speedup holds: 1 of 1 pairs of rows in the paper's order" in lost
+    kept = paper_order_sentence(table(73.3))
+    assert kept.startswith("Table 4: top-1 holds: 1 of the 1 pair(s) the paper ties within 0.5 points here")
