@@ -218,8 +218,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise SpecError(f"--consumer {args.consumer} is not a `harness profile --out` record (no 'shapes').")
         consumer_rates(consumer, f"--consumer {args.consumer}")  # its shapes checked before any dataset opens
     cache = args.cache or spec.data.cache
-    # The decode columns always measure PyAV (data.cache unset); a cache adds its own columns next to them, and
-    # data.decoder=nvdec the NVDEC path's (its error, where NVDEC cannot run here, comes before any work).
+    # The decode columns always measure the videos (data.cache unset); a cache adds its own columns next to them.
     low_res_copies = tuple(args.low_res or spec.data.low_res_copies)
     if low_res_copies and not args.prepared:
         raise SpecError("--low-res (data.low_res_copies) measures the prepared copy together with its smaller "
@@ -228,8 +227,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     dataset = VideoClipDataset.from_spec(spec, "train", decode_threads=args.threads)
     cached = None
     if cache:
-        cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache,
-                                                                                  decoder="pyav")), "train")
+        cached = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(spec.data, cache=cache)), "train")
     plan = _shapes_plan(spec)
     prepared = None
     if args.prepared:  # the same videos, re-encoded by `harness data prepare`
@@ -237,21 +235,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                               "train", decode_threads=args.threads)
     low_res = None
     if low_res_copies:  # the prepared copy, its clips of small scale-jitter draws decoded from the smaller copies
-        # (by PyAV in the workers, also where data.decoder=nvdec measures the NVDEC paths too)
         low_res = VideoClipDataset.from_spec(spec.replace(data=dataclasses.replace(
-            spec.data, root=args.prepared, low_res_copies=low_res_copies, decoder="pyav")), "train",
-            decode_threads=args.threads)
-    nvdec = None
-    if spec.data.decoder == "nvdec":
-        from harness.data.nvdec import NvdecDecoder, check_codec
+            spec.data, root=args.prepared, low_res_copies=low_res_copies)), "train", decode_threads=args.threads)
 
-        nvdec = NvdecDecoder("cuda", threads=args.nvdec_threads, access=args.nvdec_access)
-        check_codec(nvdec, dataset)
     def save(fields: dict) -> dict:
         """The record of the shapes measured so far, written to --out (atomically)."""
-        record = DataBenchRecord(**fields, prepared=args.prepared,
-                                 nvdec_threads=nvdec.threads if nvdec is not None else None,
-                                 nvdec_access=nvdec.access if nvdec is not None else None).to_dict()
+        record = DataBenchRecord(**fields, prepared=args.prepared).to_dict()
         if args.out:
             write_json_atomic(Path(args.out), record)
         return record
@@ -260,18 +249,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         save(fields)
         bar.update(1)
 
-    passes = 2 if nvdec is not None else 1  # the NVDEC paths measure every shape again, after the CPU paths
-    with tqdm(total=passes * len(planned_loader_shapes(plan)), desc="benchmarking the loader", unit="shape",
+    with tqdm(total=len(planned_loader_shapes(plan)), desc="benchmarking the loader", unit="shape",
               disable=args.json) as bar:
-        try:
-            record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
-                                       prepared=prepared, low_res=low_res, consumer=consumer,
-                                       preset=synthetic_preset(spec.data.root),
-                                       nvdec=nvdec, on_shape=measured_one, min_seconds=args.min_seconds,
-                                       log=None if args.json else tqdm.write))
-        finally:
-            if nvdec is not None:
-                nvdec.close()
+        record = save(bench_loader(plan, dataset, args.clips, args.workers, spec.seed, cached=cached,
+                                   prepared=prepared, low_res=low_res, consumer=consumer,
+                                   preset=synthetic_preset(spec.data.root), on_shape=measured_one,
+                                   min_seconds=args.min_seconds, log=None if args.json else tqdm.write))
     print(json.dumps(record, indent=2) if args.json else format_bench(record))
     return 0
 
@@ -369,19 +352,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prepare.set_defaults(func=cmd_prepare)
 
     bench = sub.add_parser("bench", help="loader clips/s per planned shape (decode, resample, workers)",
-                           description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json "
-                                       "(data.decoder=nvdec also measures the NVDEC path on the GPU)")
+                           description="Example: harness data bench data.name=synthetic data.root=DIR --out b.json")
     bench.add_argument("--clips", type=COUNT, default=16,
                        help="clips timed per shape and loader path (the in-process decode, resample and cache-read "
                             "columns time at most 32 of them)")
     bench.add_argument("--workers", type=_workers, default=(0, 2), help="DataLoader worker counts, e.g. 0,2,4")
     bench.add_argument("--threads", type=COUNT, default=1, help="decoder threads per clip")
-    bench.add_argument("--nvdec-threads", type=COUNT, default=None, metavar="N",
-                       help="with data.decoder=nvdec: decoding threads, each with its own persistent NVDEC decoder "
-                            "(default: the trainer's, harness.data.nvdec.DECODE_THREADS)")
-    bench.add_argument("--nvdec-access", choices=("window", "indices"), default="window",  # nvdec.ACCESS, no torch
-                       help="with data.decoder=nvdec: seek to a clip's first frame and decode its span in order "
-                            "(window, the trainer's) or ask the decoder for the clip's frames by index (indices)")
     bench.add_argument("--min-seconds", type=_seconds, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
                        help="time each loader path's stream of batches for at least S seconds, and at least one "
                             "batch of each of its clips (default 3: a fast path delivers 360 clips in a fraction of "

@@ -35,7 +35,6 @@ KEYS = {
     "data.train_videos": "training clips per epoch; taken from the data where the user leaves it unset",
     "data.num_classes": "classes of the classifier; taken from the data where the user leaves it unset",
     "data.cache": "a decoded-frame cache (`harness data cache`) to read clips from",
-    "data.decoder": "`pyav` (CPU, in the loader's workers), `torchcodec` (CPU) or `nvdec` (GPU)",
     "data.low_res_copies": "folders of copies of `root` at smaller short sides (`harness data prepare --short-side`)",
     "model.name": "a registered model (`harness models list`)",
     "model.target": "`pkg.module:factory` for a model of your own (your-model.md)",

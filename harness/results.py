@@ -14,7 +14,7 @@ from typing import Any
 from harness.io import aside_path, require_writable_dir, require_writable_file, write_json_atomic
 from harness.paths import results_root
 from harness.records import read_complete_run_record
-from harness.spec import RunSpec, SpecError, spec_from_dict
+from harness.spec import RunSpec, SpecError, spec_from_record, without_retired_defaults
 
 # Settings that change where or how a run executes, not what it computes.
 NOT_IN_RUN_ID = ("output_dir", "resume")
@@ -22,9 +22,8 @@ NOT_IN_RUN_ID_TRAIN = ("num_workers", "log_every", "checkpoint_every", "keep_che
 # Keys added after records were first written: hashed only when set off their default, so the ids of
 # records made before them (which ran at that default) stay valid. A step mode changes the timings.
 TRAIN_HASHED_WHEN_SET = {"step": "eager", "train_eval_videos": 0, "sub_batch_bn": "auto", "plain_bn_impl": "cudnn"}
-# Another decoder, or smaller copies, plan the same clips, but their pixels differ by a few grey levels and their
-# data wait differs.
-DATA_HASHED_WHEN_SET = {"decoder": "pyav", "low_res_copies": []}
+# Smaller copies plan the same clips, but their pixels differ by a few grey levels and their data wait differs.
+DATA_HASHED_WHEN_SET = {"low_res_copies": []}
 # Padded stem inputs compute the same convolution with other kernels: other timings and rounding.
 MODEL_HASHED_WHEN_SET = {"pad_stem_channels": 0, "fresh_classifier": False}
 # The paper's batch rule: records made before the rule was a setting ran it.
@@ -47,7 +46,7 @@ def _hashed_settings(spec_dict: dict[str, Any], names: bool = True, portable: bo
     """The settings a run id hashes, as canonical JSON: the spec without output/logging settings (and without the
     suite and variant names unless `names`; with generated data named independently of the machine if
     `portable`)."""
-    d = json.loads(json.dumps(spec_dict))  # a deep copy
+    d = without_retired_defaults(json.loads(json.dumps(spec_dict)))  # a deep copy, as records are read back
     for key in (*NOT_IN_RUN_ID, *(() if names else ("suite", "variant"))):
         d.pop(key, None)
     data = d.get("data", {})
@@ -75,7 +74,7 @@ def seeds_key(spec_dict: dict[str, Any]) -> str:
     """What the records of one run's seeds share: its settings as its run id hashes them (defaults filled in, as
     the record's version left them out), without the seed, generated data compared by name."""
     try:
-        spec_dict = spec_from_dict(spec_dict).replace(seed=0).to_dict()
+        spec_dict = spec_from_record({**spec_dict, "seed": 0}).to_dict()
     except (SpecError, TypeError, ValueError):  # a record too old or odd to validate: its settings as written
         spec_dict = {**spec_dict, "seed": 0}
     return _hashed_settings(spec_dict, portable=True)

@@ -59,7 +59,6 @@ class DataSpec:
     train_videos: int = 240_000  # clips per training epoch; a real dataset root replaces it by its count
     num_classes: int = 400
     cache: str | None = None  # folder of a decoded-frame cache (`harness data cache`) to read clips from
-    decoder: str = "pyav"  # "pyav" (CPU, in the loader's workers), "torchcodec" (CPU), "nvdec" (GPU, training clips)
     # Copies of data.root at smaller short sides (`harness data prepare --short-side N`): a training clip whose
     # scale-jitter draw is at most N pixels decodes the smallest such copy (harness.data.low_res).
     low_res_copies: tuple[str, ...] = ()
@@ -211,7 +210,40 @@ SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
 PLAIN_BN_IMPL = ("cudnn", "triton", "cuda_cpp")
 POLICIES = ("step", "cosine")
 BATCH_RULES = ("tokens", "flops")  # multigrid.batch_rule; harness.schedule.shapes applies them
-DECODERS = ("pyav", "torchcodec", "nvdec")  # harness.data.decode (pyav, torchcodec) and harness.data.nvdec
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A retired key or value: what the harness uses instead, and (a key) the old default that records' specs hold."""
+
+    instead: str
+    default: Any = None
+
+
+# Retired keys ("section.key") and values ("section.key=value"): setting one is an error that says what to use
+# instead; the measurements that retired them are in docs/performance.md. Records' specs are read back without a
+# retired key at its old default (spec_from_dict) and with retired values as they ran (spec_from_record).
+RETIRED: dict[str, Retired] = {
+    "data.decoder": Retired("PyAV decodes every clip, in the loader's workers; remove the setting", default="pyav"),
+}
+
+
+def retired_message(setting: str) -> str:
+    """What a SpecError says of a retired key or value (a key of RETIRED)."""
+    return (f"'{setting}' was retired: {RETIRED[setting].instead}. The measurements that retired it are in "
+            f"docs/performance.md (Retired).")
+
+
+def without_retired_defaults(raw: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a nested spec dict without the retired keys that hold their old default (committed records' specs
+    hold them); a retired key at another value stays, for building to refuse."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in raw.items()}
+    for setting, retired in RETIRED.items():
+        section, _, key = setting.partition(".")
+        if "=" not in setting and isinstance(out.get(section), dict) and out[section].get(key, object()) == \
+                retired.default:
+            del out[section][key]
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -236,7 +268,9 @@ def known_keys(cls: type = RunSpec, prefix: str = "") -> list[str]:
 
 
 def check_key(key: str) -> None:
-    """Raise SpecError if `key` (dotted) is not a RunSpec key, with a did-you-mean."""
+    """Raise SpecError if `key` (dotted) is not a RunSpec key, with a did-you-mean; a retired key's says so."""
+    if key in RETIRED:
+        raise SpecError(retired_message(key))
     keys = known_keys()
     sections = {k.split(".")[0] for k in keys if "." in k}
     if key in keys or key in sections:
@@ -294,6 +328,8 @@ def _build(cls: type, raw: Any, prefix: str) -> Any:
     for name, value in raw.items():
         if name not in names:
             key = prefix + str(name)
+            if key in RETIRED:
+                raise SpecError(retired_message(key))
             raise SpecError(f"Unknown config key '{key}'.{did_you_mean(str(name), names)} "
                             f"Known keys under '{prefix.rstrip('.') or 'the top level'}': {', '.join(names)}.")
         hint = hints[name]
@@ -306,7 +342,13 @@ def _build(cls: type, raw: Any, prefix: str) -> Any:
 
 def spec_from_dict(raw: dict[str, Any]) -> RunSpec:
     """Build and validate a RunSpec from a nested dict; raise SpecError on the first problem."""
-    return validate(_build(RunSpec, raw, ""))
+    return validate(_build(RunSpec, without_retired_defaults(raw), ""))
+
+
+def spec_from_record(raw: dict[str, Any]) -> RunSpec:
+    """The RunSpec of a committed record's spec: as spec_from_dict, but retired values are kept as the run had
+    them (a record is history, not a setting to run)."""
+    return validate(_build(RunSpec, without_retired_defaults(raw), ""), retired_ok=True)
 
 
 def _require(ok: bool, message: str) -> None:
@@ -314,8 +356,17 @@ def _require(ok: bool, message: str) -> None:
         raise SpecError(message)
 
 
-def validate(spec: RunSpec) -> RunSpec:
-    """Check every rule that needs no derived value; return the spec unchanged.
+def _require_choice(key: str, value: str, choices: tuple[str, ...], retired_ok: bool = False) -> None:
+    """SpecError unless `value` of `key` is one of `choices`; a retired value's (unless `retired_ok`) says so."""
+    if f"{key}={value}" in RETIRED:
+        _require(retired_ok, retired_message(f"{key}={value}"))
+        return
+    _require(value in choices, f"'{key}' must be one of {choices}, got '{value}'." + did_you_mean(value, choices))
+
+
+def validate(spec: RunSpec, retired_ok: bool = False) -> RunSpec:
+    """Check every rule that needs no derived value; return the spec unchanged. `retired_ok`: a retired value
+    (RETIRED) passes, as a record's spec holds it.
 
     Shape rules that need the rounding of the schedule (a long-cycle shape rounding to zero
     frames, a short-cycle size above its base) are checked when the Plan is built.
@@ -352,16 +403,9 @@ def validate(spec: RunSpec) -> RunSpec:
              f"'data.jitter' must be [min, max] short-side sizes with 0 < min <= max, got {list(d.jitter)}.")
     _require(d.train_videos >= 1, f"'data.train_videos' must be >= 1, got {d.train_videos}.")
     _require(d.num_classes >= 1, f"'data.num_classes' must be >= 1, got {d.num_classes}.")
-    _require(d.decoder in DECODERS, f"'data.decoder' must be one of {DECODERS}, got '{d.decoder}'."
-             + did_you_mean(d.decoder, DECODERS))
-    _require(d.decoder == "pyav" or d.cache is None,
-             f"'data.cache' serves decoded frames, so nothing is decoded, but data.decoder={d.decoder}. Unset one: "
-             f"data.cache=null to decode, or data.decoder=pyav to read the cache.")
-    _require(not d.low_res_copies or (d.decoder == "pyav" and d.cache is None),
-             "'data.low_res_copies' are decoded by PyAV in the loader's workers, so they need data.decoder=pyav and "
-             "no data.cache; unset data.low_res_copies (data.low_res_copies=[]) or use data.decoder=pyav.")
-    _require(d.decoder != "nvdec" or spec.train.device != "cpu",
-             "'data.decoder=nvdec' decodes on a CUDA GPU, but train.device=cpu. Use data.decoder=pyav.")
+    _require(not d.low_res_copies or d.cache is None,
+             "'data.low_res_copies' are copies of videos to decode, but data.cache serves decoded frames, so nothing "
+             "is decoded. Unset one: data.low_res_copies=[] or data.cache=null.")
     _require(0 <= spec.model.dropout < 1, f"'model.dropout' must be in [0, 1), got {spec.model.dropout}.")
     _require(spec.model.width > 0, f"'model.width' must be > 0, got {spec.model.width}.")
     _require(not spec.model.fresh_classifier or spec.model.pretrained,
@@ -414,15 +458,11 @@ def validate(spec: RunSpec) -> RunSpec:
                                 ("channels_last", t.channels_last, SWITCHES)):
         _require(value in choices, f"'train.{key}' must be one of {choices}, got '{value}'."
                  + did_you_mean(value, choices))
-    _require(t.step in STEP_MODES, f"'train.step' must be one of {STEP_MODES}, got '{t.step}'."
-             + did_you_mean(t.step, STEP_MODES))
-    _require(t.sub_batch_bn in SUB_BATCH_BN, f"'train.sub_batch_bn' must be one of {SUB_BATCH_BN}, got "
-             f"'{t.sub_batch_bn}'." + did_you_mean(t.sub_batch_bn, SUB_BATCH_BN))
+    for key, choices in (("step", STEP_MODES), ("sub_batch_bn", SUB_BATCH_BN), ("plain_bn_impl", PLAIN_BN_IMPL)):
+        _require_choice(f"train.{key}", getattr(t, key), choices, retired_ok)
     _require(t.sub_batch_bn not in SUB_BATCH_BN_CUDA_ONLY or t.device != "cpu",
              f"'train.sub_batch_bn={t.sub_batch_bn}' runs CUDA kernels, but train.device=cpu. Use "
              f"train.sub_batch_bn=auto.")
-    _require(t.plain_bn_impl in PLAIN_BN_IMPL, f"'train.plain_bn_impl' must be one of {PLAIN_BN_IMPL}, got "
-             f"'{t.plain_bn_impl}'." + did_you_mean(t.plain_bn_impl, PLAIN_BN_IMPL))
     _require(t.plain_bn_impl == "cudnn" or t.device != "cpu",
              f"'train.plain_bn_impl={t.plain_bn_impl}' runs CUDA kernels, but train.device=cpu. Use "
              f"train.plain_bn_impl=cudnn.")

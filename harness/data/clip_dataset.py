@@ -9,15 +9,12 @@ replaced by another one drawn from the same key (bounded retries); the failures 
 counter). Evaluation items are (video, temporal clip) pairs with all spatial crops of that clip, decoded once.
 With ``data.cache`` set, frames come from a decoded-frame cache (:mod:`harness.data.cache_read`) instead of PyAV;
 the clips are the same. Datasets stored as extracted frames (frame lists, :mod:`harness.data.frames`) read the
-JPEG frames a clip needs; ``data.decoder=torchcodec`` decodes videos with torchcodec instead of PyAV. With
-``data.decoder=nvdec`` the training loader's workers only plan clips (:meth:`VideoClipDataset.planning`): NVDEC
-decodes and resamples them on the GPU in the main process (:mod:`harness.data.nvdec`).
+JPEG frames a clip needs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -31,16 +28,14 @@ from harness.data.annotation_records import VideoRecord, path_under
 from harness.data.annotations import Annotations, load_annotations
 from harness.data.cache_read import CachedVideoReader, FrameCache, open_frame_cache
 from harness.data.clip_plan import ClipPlan, ClipSampling, VideoGeometry, attempt_index, geometry, train_clip_plan
-from harness.data.decode import TorchCodecReader, VideoReader, open_video
-from harness.data.decoders import require_decoder
+from harness.data.decode import VideoReader, open_video
 from harness.data.errors import DataError, VideoError
 from harness.data.frames import FrameListReader, FrameListRecord
 from harness.data.headers import KnownHeaders, load_headers
 from harness.data.low_res import LowResCopy, open_low_res_copies, pick_copy, scale_box
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import CropBox, eval_clip_times, eval_crop_boxes, resize_crop, segment_indices
-from harness.io import read_json_object
-from harness.spec import RunSpec, SpecError
+from harness.spec import RunSpec
 
 log = logging.getLogger("harness.data")
 
@@ -68,22 +63,6 @@ DATASET_SAMPLING = {  # reference test settings per dataset (PySlowFast slowfast
 }
 
 
-def _require_frame_times(root: str | Path | None, decoder: str) -> None:
-    """SpecError where torchcodec would read a copy that keeps every k-th frame (`harness data prepare
-    --frame-step`): only PyAV's reader (and NVDEC's plans, made from its headers) read the copy's source timing."""
-    if decoder != "torchcodec" or root is None:
-        return
-    try:
-        settings = read_json_object(Path(root) / "prepare.json").get("settings")
-    except (OSError, ValueError):  # none, or another tool's file: no prepared copy's
-        return
-    step = settings.get("frame_step", 1) if isinstance(settings, dict) else 1
-    if step != 1:
-        raise SpecError(f"data.root={root} is a copy keeping every {step}th frame (harness data prepare "
-                        f"--frame-step), which data.decoder=torchcodec reads at the wrong frame rate. Use "
-                        f"data.decoder=pyav or nvdec.")
-
-
 def _read_box(reader: Any, times: Sequence[float], box: CropBox, size: tuple[int, int]) -> torch.Tensor | None:
     """The frames nearest `times` cut to `box`, which was drawn on frames of `size` (height, width), where `reader`
     is PyAV's and its frames are that size: it stacks only the box's pixels. None for other readers and frames of
@@ -99,7 +78,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
 
     def __init__(self, annotations: Annotations, sampling: Sampling = Sampling(), *, train: bool = True,
                  min_frames: int = 1, max_retries: int = 10, decode_threads: int = 1, seed: int = 0,
-                 cache: FrameCache | None = None, decoder: str = "pyav", root: str | Path | None = None,
+                 cache: FrameCache | None = None, root: str | Path | None = None,
                  low_res: tuple[LowResCopy, ...] = (), headers: KnownHeaders | None = None):
         if not len(annotations):
             raise ValueError("the annotations list no videos")
@@ -110,13 +89,11 @@ class VideoClipDataset(torch.utils.data.Dataset):
         self.min_frames, self.max_retries = min_frames, max_retries
         self.decode_threads, self.seed = decode_threads, seed
         self.cache = cache  # a checked FrameCache (open_frame_cache): frames come from it instead of decoding
-        self.decoder = decoder  # data.decoder: "pyav", "torchcodec" or "nvdec" (CPU readers are PyAV's under nvdec)
         # Copies at smaller short sides that training clips of a small scale-jitter draw decode instead (the
         # videos' relative paths under `root`, data.root, are theirs in each copy).
         self.root = Path(root).expanduser() if root is not None else None
         self.low_res = low_res
         self.headers = headers  # the full copy's headers where it lists them: a low-res clip need not open it
-        self.plans_only = False  # training items are clip plans, not clips (planning(): the NVDEC path's workers)
         self._bad: dict[int, VideoError] = {}  # per process: known-bad files fail again without I/O
 
     @classmethod
@@ -124,12 +101,9 @@ class VideoClipDataset(torch.utils.data.Dataset):
                   **options: Any) -> VideoClipDataset:
         """The dataset `spec.data` names, with its recipe's sampling; `options` override Sampling fields or
         the constructor's keywords (train, min_frames, max_retries, decode_threads). With `data.cache` set, clips are
-        read from that frame cache, which must hold every video of the split (SpecError otherwise). A decoder that
-        cannot run here (`data.decoder`) is a SpecError naming the fallback."""
+        read from that frame cache, which must hold every video of the split (SpecError otherwise)."""
         d = spec.data
-        require_decoder(d.decoder)
         root = root if root is not None else d.root
-        _require_frame_times(root, d.decoder)
         ann = load_annotations(d.name, root, split, d.num_classes)
         cache = open_frame_cache(d.cache, ann, d.name, root, max(d.jitter)) if d.cache else None
         fields = {"num_frames": d.num_frames, "sampling_rate": d.sampling_rate, "crop_size": d.crop_size,
@@ -139,7 +113,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         fields.update(options)
         low_res = open_low_res_copies(d.low_res_copies, root) if d.low_res_copies and train else ()
         headers = load_headers(root, [r.path for r in ann.records]) if low_res else None
-        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, decoder=d.decoder, root=root,
+        return cls(ann, Sampling(**fields), train=train, seed=spec.seed, cache=cache, root=root,
                    low_res=low_res, headers=headers, **keywords)
 
     @property
@@ -157,21 +131,11 @@ class VideoClipDataset(torch.utils.data.Dataset):
             sp = self.sampling
             item = ClipRequest(int(item), sp.num_frames, sp.crop_size, (sp.sampling_rate, sp.sampling_rate),
                                sp.jitter, (self.seed, int(item)))
-        return self._plan_item(item) if self.plans_only else self._train_item(item)
+        return self._train_item(item)
 
-    def planning(self) -> VideoClipDataset:
-        """This dataset serving clip plans instead of clips in training (items of :meth:`_plan_item`); for the
-        NVDEC path, whose DataLoader workers open headers and plan while the GPU decodes."""
-        if any(isinstance(r, FrameListRecord) for r in self.records):
-            raise SpecError("data.decoder=nvdec decodes videos, but this dataset stores extracted frames (frame "
-                            "lists). Use data.decoder=pyav.")
-        planner = copy.copy(self)
-        planner.plans_only, planner._bad = True, {}
-        return planner
-
-    def _open(self, index: int) -> VideoReader | TorchCodecReader | CachedVideoReader | FrameListReader:
+    def _open(self, index: int) -> VideoReader | CachedVideoReader | FrameListReader:
         """The reader of video `index`: extracted frames for a frame-list record, else the frame cache when
-        there is one, else a decoder (PyAV, or torchcodec with data.decoder=torchcodec)."""
+        there is one, else PyAV's."""
         if index in self._bad:
             raise self._bad[index]
         record = self.records[index]
@@ -180,7 +144,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
         elif self.cache is not None:
             reader = self.cache.reader(record.path)
         else:
-            reader = open_video(record.path, self.decode_threads, self.decoder)
+            reader = open_video(record.path, self.decode_threads)
         if reader.info.frames < self.min_frames:
             reader.close()
             raise VideoError("too_short", f"{reader.path}: {reader.info.frames} frame(s), fewer than the "
@@ -224,21 +188,6 @@ class VideoClipDataset(torch.utils.data.Dataset):
         return train_clip_plan(req, attempt, len(self.records), video.with_size(*size) if size else video,
                                self.clip_sampling())
 
-    def first_plan(self, req: ClipRequest, attempt: int, failures: list[tuple[str, str]]) -> ClipPlan:
-        """The plan of the first attempt from `attempt` on whose video opens (each failure noted in `failures`, as
-        :meth:`_train_item` notes them); DataError after the last attempt."""
-        for k in range(attempt, self.max_retries + 1):
-            try:
-                return self.plan_clip(req, k)
-            except VideoError as err:
-                self.note_failure(attempt_index(req, k, len(self.records)), err, failures)
-        raise self.too_many_failures(failures)
-
-    def _plan_item(self, req: ClipRequest) -> dict[str, Any]:
-        """A training item of the NVDEC path: the request, its first openable video's plan, the failures so far."""
-        failures: list[tuple[str, str]] = []
-        return {"request": req, "plan": self.first_plan(req, 0, failures), "failures": failures}
-
     def _train_clip(self, req: ClipRequest, attempt: int) -> tuple[torch.Tensor, ClipPlan]:
         sp, n = self.sampling, len(self.records)
         index = attempt_index(req, attempt, n)
@@ -278,7 +227,7 @@ class VideoClipDataset(torch.utils.data.Dataset):
             if relative is None:
                 return None
             path = level.root / relative
-            with open_video(path, self.decode_threads, self.decoder) as reader:
+            with open_video(path, self.decode_threads) as reader:
                 size = (reader.info.height, reader.info.width)
                 box = scale_box(plan.box, (plan.height, plan.width), size)
                 frames = _read_box(reader, plan.times, box, size) if box is not None else None
@@ -367,11 +316,6 @@ def collate_clips(samples: list[dict[str, Any]]) -> dict[str, Any]:
             "labels": _labels([x["label"] for x in samples]),
             "index": torch.tensor([x["index"] for x in samples]),
             "failures": [f for x in samples for f in x["failures"]]}
-
-
-def collate_plans(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A training batch of the NVDEC path: the plan items as they are (harness.data.nvdec decodes them)."""
-    return samples
 
 
 def collate_eval(samples: list[dict[str, Any]]) -> dict[str, Any]:

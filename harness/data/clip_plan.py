@@ -2,10 +2,10 @@
 
 A plan is a pure function of the clip's :class:`~harness.data.sampler.ClipRequest` (its key seeds every draw),
 the attempt (a replacement video after a failure is drawn from the same key) and what the video's header says
-(duration, frame rate, frame count, frame size). Every decoding path executes the same plan: PyAV in the
-DataLoader workers (:class:`~harness.data.clip_dataset.VideoClipDataset`), NVDEC on the GPU
-(:mod:`harness.data.nvdec`). So the same seed gives the same frames, crop boxes, scale-jitter sizes and flips
-whichever path decodes. The draws, in order: the replacement index (attempts after the first), the stride (or
+(duration, frame rate, frame count, frame size). Every reader executes the same plan in the DataLoader workers
+(:class:`~harness.data.clip_dataset.VideoClipDataset`): PyAV on the videos or a prepared copy, a frame cache, the
+extracted frames of a frame list. So the same seed gives the same frames, crop boxes, scale-jitter sizes and flips
+whichever reader serves them. The draws, in order: the replacement index (attempts after the first), the stride (or
 SSv2's segment picks), the window start, the short side, the crop's top and left, the flip.
 """
 
@@ -55,8 +55,8 @@ class ClipSampling:
 @dataclass(frozen=True)
 class ClipPlan:
     """One training clip, ready to execute: decode `times` of video `index`, crop `box`, resize to `size`×`size`,
-    flip if `flip`. `frame_indices` are the frames nearest to `times` at the video's average rate (for decoders
-    that fetch by index, as NVDEC's); `short_side` is the scale-jitter draw the box was cut for."""
+    flip if `flip`. `frame_indices` are the frames nearest to `times` at the video's average rate (for readers
+    that fetch by index); `short_side` is the scale-jitter draw the box was cut for."""
 
     index: int
     attempt: int

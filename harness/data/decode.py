@@ -12,20 +12,7 @@ picks (copies made by ``harness data prepare`` code three of every four frames t
 as a full decode (:meth:`VideoReader.frames_at` decodes the window again in full where a skipped frame could have
 been the nearest to a time, as in variable-rate video).
 
-Backends, chosen by the config key ``data.decoder`` (the dataset passes it to :func:`open_video`):
-``pyav`` (the default) decodes with PyAV (:class:`VideoReader`); ``torchcodec`` with torchcodec
-(:class:`TorchCodecReader`, same interface, same frames up to the codec's rounding); ``nvdec`` decodes training
-clips on the GPU (:mod:`harness.data.nvdec`), reading headers and evaluation views with PyAV.
-torchcodec is optional and not a dependency of the harness; install it into the environment with::
-
-    pip install torchcodec            # a wheel matching the installed torch (torchcodec's README has the table)
-    apt-get install -y ffmpeg         # torchcodec links FFmpeg's shared libraries (4 to 7) at run time;
-                                      # PyAV bundles its own FFmpeg, so this is needed for torchcodec only
-
-If torchcodec cannot be imported or cannot load FFmpeg, selecting it is an error that says so (no silent
-fallback: benchmarks must measure the backend they name): :func:`harness.data.decoders.require_decoder`,
-before any work.
-``harness data check`` always scans with PyAV.
+PyAV is the harness's only decoder (:func:`open_video`; the others measured are retired: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -124,15 +111,6 @@ def _container_signature(path: Path) -> str | None:
         return "a Matroska/WebM file"
     if head[:4] == b"RIFF" and head[8:12] == b"AVI ":
         return "an AVI file"
-    return None
-
-
-def torchcodec_available() -> str | None:
-    """None if torchcodec can decode here, else why not (the import error, e.g. FFmpeg libraries not found)."""
-    try:
-        import torchcodec.decoders  # noqa: F401  (loads its FFmpeg-linked core)
-    except Exception as err:  # ImportError, or RuntimeError/OSError when FFmpeg's libraries cannot be loaded
-        return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
     return None
 
 
@@ -257,7 +235,7 @@ class VideoReader:
         if not self._container.streams.video:
             self._container.close()
             raise VideoError("no_video_stream", f"{self.path} has no video stream")
-        # The video stream FFmpeg's own tools (and torchcodec) pick: the main video, not a cover picture or a still
+        # The video stream FFmpeg's own tools pick: the main video, not a cover picture or a still
         # poster track a file may carry as a video stream before it.
         self._stream = stream = self._container.streams.best("video") or self._container.streams.video[0]
         _set_threads(stream, max(1, threads))
@@ -559,84 +537,8 @@ def _sets_skip_frame(stream: av.video.stream.VideoStream) -> bool:
     return True
 
 
-class TorchCodecReader:
-    """VideoReader's interface on torchcodec's VideoDecoder (`data.decoder=torchcodec`; see the module docs).
-
-    `frames_at` returns the frames nearest to the times, as VideoReader: torchcodec gives the frame *shown* at a
-    time (the last one starting at or before it), so each time is moved half a frame later. Rotation metadata
-    is applied by torchcodec itself. `seek_mode="exact"` scans the stream's packets when opening (frame-exact
-    for any frame rate); "approximate" trusts the header's fps and frame count (faster to open).
-    """
-
-    def __init__(self, path: str | Path, threads: int = 1, seek_mode: str = "exact"):
-        self.path = Path(path)
-        _check_file(self.path)
-        why = torchcodec_available()
-        if why is not None:
-            raise RuntimeError(f"data.decoder=torchcodec, but torchcodec cannot be used here ({why}). Install it "
-                               f"('pip install torchcodec' and FFmpeg's shared libraries, e.g. 'apt-get install "
-                               f"ffmpeg') or use data.decoder=pyav.")
-        from torchcodec.decoders import VideoDecoder
-
-        try:
-            self._decoder = VideoDecoder(str(self.path), dimension_order="NHWC", seek_mode=seek_mode,
-                                         num_ffmpeg_threads=max(1, threads))
-        except (RuntimeError, ValueError) as err:
-            message = str(err).splitlines()[0] if str(err) else type(err).__name__
-            if "stream" in message.lower() and "video" in message.lower():
-                raise VideoError("no_video_stream", f"{self.path} has no video stream ({message})") from None
-            kind = _container_signature(self.path)
-            if kind:
-                raise VideoError("undecodable", f"{self.path} starts like {kind} but FFmpeg cannot open it "
-                                                f"(truncated or corrupt: {message})") from None
-            raise VideoError("not_a_video", f"FFmpeg cannot open {self.path} as a video ({message})") from None
-        m = self._decoder.metadata
-        fps = float(m.average_fps or 0) or 30.0
-        duration = float(m.duration_seconds or 0) or (m.num_frames or 0) / fps
-        frames = int(m.num_frames or round(duration * fps))
-        rotation = int(round(m.rotation or 0))
-        w, h = m.width, m.height  # torchcodec reports the displayed (rotated) size, as its frames come out
-        self._begin = float(m.begin_stream_seconds or 0.0)
-        self._end = float(m.end_stream_seconds or (self._begin + duration))
-        self.info = VideoInfo(str(self.path), int(w or 0), int(h or 0), fps, duration, frames, rotation,
-                              m.codec or "", self.path.suffix.lstrip(".") or "unknown")
-
-    def close(self) -> None:
-        self._decoder = None  # torchcodec frees the decoder with the object
-
-    def __enter__(self) -> TorchCodecReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def frames_at(self, times: Sequence[float]) -> torch.Tensor:
-        """The frames nearest to `times` (seconds from the first frame; clamped), uint8 T×H×W×C RGB, upright."""
-        if not len(times):
-            raise ValueError("frames_at needs at least one time")
-        half = 0.5 / self.info.fps
-        # Half a frame later turns "shown at" into "nearest"; a microsecond less keeps exact ties on the earlier
-        # frame (VideoReader's rule). Clamped inside the stream: torchcodec rejects times past its end.
-        last = max(self._begin, self._end - 1e-6)
-        seconds = [min(last, max(self._begin, self._begin + t + half - 1e-6)) for t in times]
-        try:
-            batch = self._decoder.get_frames_played_at(seconds=seconds)
-        except (RuntimeError, IndexError, ValueError) as err:
-            raise VideoError("undecodable", f"decoding {self.path} with torchcodec failed near {min(times):.2f}s "
-                                            f"({str(err).splitlines()[0] if str(err) else type(err).__name__})"
-                             ) from None
-        return batch.data
-
-    def frame_times(self, indices: Sequence[int]) -> list[float]:
-        """Times of frame indices at the video's average frame rate (as VideoReader.frame_times)."""
-        return [i / self.info.fps for i in indices]
-
-
-def open_video(path: str | Path, threads: int = 1, decoder: str = "pyav") -> VideoReader | TorchCodecReader:
-    """A CPU reader of `path`: torchcodec for data.decoder=torchcodec, else PyAV (also under nvdec, whose headers
-    and evaluation views PyAV reads)."""
-    if decoder == "torchcodec":
-        return TorchCodecReader(path, threads)
+def open_video(path: str | Path, threads: int = 1) -> VideoReader:
+    """A reader of `path` decoding on `threads` threads."""
     return VideoReader(path, threads)
 
 

@@ -126,32 +126,6 @@ def resize_crop(frames: torch.Tensor, box: CropBox, s: int, flip: bool = False,
     return x.permute(1, 0, 2, 3)
 
 
-def batch_resize_crop(frames: Sequence[torch.Tensor], boxes: Sequence[CropBox], s: int, flips: Sequence[bool],
-                      mean: Sequence[float] = KINETICS_MEAN, std: Sequence[float] = KINETICS_STD,
-                      dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """A batch of clips from decoded frames, all on the frames' device: for each clip its uint8 T×H×W×C `frames`,
-    cropped to `boxes[i]`, resized once to `s`×`s` (bilinear, no antialiasing, as :func:`resize_crop`), flipped
-    where `flips[i]`, then normalised as :func:`normalize` → `dtype` N×C×T×s×s.
-
-    Device-agnostic torch: the NVDEC path runs it on the GPU on frames NVDEC decoded there; on the CPU it gives
-    `normalize(resize_crop(...))` of the same frames within half a grey level (resize_crop rounds to uint8, this
-    does not; tests/unit/test_data_transforms.py pins the tolerance). Clips may come from frames of different
-    sizes; each clip's crop is one interpolate call over its T frames, normalisation runs on the whole batch.
-    """
-    if not (len(frames) == len(boxes) == len(flips)) or not len(frames):
-        raise ValueError(f"need one box and one flip per clip, got {len(frames)} clips, {len(boxes)} boxes, "
-                         f"{len(flips)} flips")
-    work = torch.float64 if dtype == torch.float64 else torch.float32
-    out = []
-    for x, box, flip in zip(frames, boxes, flips):
-        crop = x[:, box.top:box.top + box.size, box.left:box.left + box.size, :].permute(0, 3, 1, 2)  # T×C×c×c
-        y = torch.nn.functional.interpolate(crop.to(work), size=(s, s), mode="bilinear", align_corners=False)
-        out.append(y.flip(-1) if flip else y)  # the flips are host booleans: no device sync
-    batch = torch.stack(out).permute(0, 2, 1, 3, 4)  # N×C×T×s×s
-    m, d = _channel_constants(tuple(mean), tuple(std), work, batch.device)
-    return ((batch / 255.0 - m) / d).to(dtype).contiguous()
-
-
 def normalize(clips: torch.Tensor, mean: Sequence[float] = KINETICS_MEAN, std: Sequence[float] = KINETICS_STD,
               dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """uint8 N×C×T×H×W (or C×T×H×W) → float, (x/255 − mean)/std per channel; run it on the device."""

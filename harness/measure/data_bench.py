@@ -6,12 +6,10 @@ alone, grid resampling of already decoded frames alone, and the whole loader (Da
 sampler's requests) at several worker counts. Loader timings exclude a warm-up of two batches per worker and
 stream batches as a training epoch does (one DataLoader iteration).
 Given a decoded-frame cache (`harness data cache`), it also measures reading the same clips from the cache
-and the whole loader on the cache, so the two can be compared shape by shape in one record. With
-`data.decoder=nvdec` it also measures the NVDEC path (workers plan, the GPU decodes and resamples: paths `nvdec`
-and, on a prepared copy, `nvdec_prepared`); given copies at smaller short sides (`--low-res`), the prepared copy
-read together with them as `data.low_res_copies` reads them (`pyav_prepared_low_res`). On a prepared copy it also
-times whole training items in one process (`prepared_item_clips_per_s`): against the loader's clips/s over its
-workers, how well they scale.
+and the whole loader on the cache, so the two can be compared shape by shape in one record. Given copies at
+smaller short sides (`--low-res`), it measures the prepared copy read together with them as `data.low_res_copies`
+reads them (`pyav_prepared_low_res`). On a prepared copy it also times whole training items in one process
+(`prepared_item_clips_per_s`): against the loader's clips/s over its workers, how well they scale.
 """
 
 from __future__ import annotations
@@ -25,11 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.data.clip_dataset import VideoClipDataset, collate_clips, collate_plans
+from harness.data.clip_dataset import VideoClipDataset, collate_clips
 from harness.data.clip_plan import attempt_index
 from harness.data.decode import VideoReader
 from harness.data.errors import DataError, VideoError
-from harness.data.nvdec import worker_context
 from harness.data.sampler import ClipRequest
 from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
 from harness.data.worker_memory import loader_worker_init
@@ -149,57 +146,43 @@ WORKER_TIMEOUT_S = 120
 
 
 def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
-                 nvdec: Any = None, min_seconds: float = MIN_TIMED_S) -> float:
+                 min_seconds: float = MIN_TIMED_S) -> float:
     """Clips/s of the whole loader with `workers` processes in its steady state: one stream of batches cycling
     through `reqs`, timed from the end of the warm-up (two batches per worker: worker start-up and the first
     round are not throughput) until `min_seconds` have passed and every batch of `reqs` was delivered once more.
-    With `nvdec` (a harness.data.nvdec.NvdecDecoder) the workers plan and NVDEC decodes each batch on the GPU,
-    timed to a device sync, as the trainer receives it.
 
     Why one stream: a training epoch is one DataLoader iteration, and the workers build batches ahead of it. Timed
     in separate passes of a few rounds each, the fastest shapes would lose each pass's end (workers idle until the
     slowest finishes, then a round trip to restart them)."""
     batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
-    loader = torch.utils.data.DataLoader(ds.planning() if nvdec else ds, batch_sampler=_Endless(batches),
-                                         num_workers=workers, collate_fn=collate_plans if nvdec else collate_clips,
-                                         multiprocessing_context=worker_context("nvdec" if nvdec else "pyav",
-                                                                                workers),
-                                         timeout=WORKER_TIMEOUT_S if workers > 0 else 0,
+    loader = torch.utils.data.DataLoader(ds, batch_sampler=_Endless(batches), num_workers=workers,
+                                         collate_fn=collate_clips, timeout=WORKER_TIMEOUT_S if workers > 0 else 0,
                                          worker_init_fn=loader_worker_init)  # as the trainer's workers
-    sync = nvdec is not None and nvdec.device.type == "cuda"
-    stream = iter(nvdec.batches(loader, ds) if nvdec else loader)
+    stream = iter(loader)
     try:
         for _ in range(2 * max(1, workers)):
             next(stream)
-        if sync:
-            torch.cuda.synchronize()
         n, count, start = 0, 0, time.perf_counter()
         while True:
             n += next(stream)["clips"].shape[0]
             count += 1
             if count >= len(batches) and time.perf_counter() - start >= min_seconds:
                 break
-        if sync:
-            torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
     finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()  # a generator (NVDEC) lets go of its DataLoader iterator
         del stream, loader  # shuts the workers down
     return n / elapsed
 
 
 def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: list[ClipRequest],
-                  workers: tuple[int, ...], decoder: Any = None, log: Callable[[str], None] | None = None) -> None:
+                  workers: tuple[int, ...], log: Callable[[str], None] | None = None) -> None:
     """Fill `row[column]`: one loader path's clips/s by worker count; a worker that times out (or dies) leaves
     that count without a rate and its error in `row["errors"]`, and the bench goes on."""
     rates: dict[str, float | None] = {}
-    batch = row["nvdec_batch"] if decoder is not None else row["loader_batch"]
     for w in workers:
         start = time.perf_counter()
         try:
-            rates[str(w)] = _loader_rate(ds, reqs, batch, w, decoder, row.get("min_timed_s", MIN_TIMED_S))
+            rates[str(w)] = _loader_rate(ds, reqs, row["loader_batch"], w, row.get("min_timed_s", MIN_TIMED_S))
         except RuntimeError as err:
             rates[str(w)] = None
             row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
@@ -245,23 +228,9 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
     return row
 
 
-def _bench_nvdec(row: dict[str, Any], dataset: VideoClipDataset, workers: tuple[int, ...], seed: int,
-                 prepared: VideoClipDataset | None, nvdec: Any, log: Callable[[str], None] | None = None) -> None:
-    """Add the NVDEC paths' clips/s (on the source, and on the prepared copy if given) to a row of
-    :func:`_bench_shape`, for the same requests."""
-    reqs = _requests(row, row["clips"], len(dataset.records), seed)
-    # The trainer's batch where the requests allow several: NVDEC's threads decode one batch's clips at a time.
-    row["nvdec_batch"] = max(1, min(row["per_gpu_batch"], row["clips"] // 4))
-    _measure_path(row, "nvdec_loader_clips_per_s", dataset, reqs, workers, nvdec, log)
-    if prepared is not None:
-        _measure_path(row, "nvdec_prepared_loader_clips_per_s", prepared, reqs, workers, nvdec, log)
-
-
 # Loader paths of the record's `paths[]`: (name, the per-shape column of loader clips/s by worker count).
 PATHS = (("pyav", "loader_clips_per_s"), ("pyav_prepared", "prepared_loader_clips_per_s"),
-         ("cache", "cache_loader_clips_per_s"), ("nvdec", "nvdec_loader_clips_per_s"),
-         ("nvdec_prepared", "nvdec_prepared_loader_clips_per_s"),
-         ("pyav_prepared_low_res", "prepared_low_res_loader_clips_per_s"))
+         ("cache", "cache_loader_clips_per_s"), ("pyav_prepared_low_res", "prepared_low_res_loader_clips_per_s"))
 
 
 def _video_bytes(dataset: VideoClipDataset) -> int:
@@ -310,7 +279,7 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
                  seed: int = 0, cached: VideoClipDataset | None = None, prepared: VideoClipDataset | None = None,
                  low_res: VideoClipDataset | None = None,
                  consumer: dict[str, Any] | None = None, preset: str | None = None,
-                 nvdec: Any = None, on_shape: Callable[[dict[str, Any]], None] | None = None,
+                 on_shape: Callable[[dict[str, Any]], None] | None = None,
                  log: Callable[[str], None] | None = None, min_seconds: float = MIN_TIMED_S) -> dict[str, Any]:
     """The benchmark record's fields (harness.records.DataBenchRecord): per planned shape, decode, resample and
     loader clips/s (by worker count).
@@ -320,13 +289,10 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     `prepared`: the same videos in a copy made by `harness data prepare`; adds `prepared_loader_clips_per_s`.
     `low_res`: that copy with copies at smaller short sides (data.low_res_copies); adds
     `prepared_low_res_loader_clips_per_s`, its storage counting every copy.
-    `nvdec`: a harness.data.nvdec.NvdecDecoder; adds `nvdec_loader_clips_per_s` (and, with `prepared`,
-    `nvdec_prepared_loader_clips_per_s`): workers plan, NVDEC decodes and resamples on the GPU.
     `consumer`: a `harness profile` record of the same recipe on the training GPU; adds per shape
     `consumer_clips_per_s`, what the trainer consumes there. `paths[]` sums up every loader path measured.
     `on_shape`: called with the fields measured so far after each shape (`planned_shapes` says how many there
-    are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first; the
-    NVDEC paths come after the CPU paths' every shape (a second call per shape).
+    are), so a bench cut off keeps what it measured. The costliest shape, the baseline's, is measured first.
     `log` gets a line per loader path as it is measured (a path that hangs shows where it stopped).
     `min_seconds`: each loader path's stream is timed for at least this long (per shape: `min_timed_s`).
     """
@@ -355,14 +321,10 @@ def bench_loader(plan: Plan, dataset: VideoClipDataset, clips: int = 16, workers
     # they do not collapse when other processes hold the cores (OpenMP threads spin on a busy machine).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    try:  # the CPU paths at every shape first: a GPU path that stalls cannot cost their measurements
+    try:
         for shape in reversed(shapes):
             rows.append(_bench_shape(shape, dataset, clips, workers, seed, cached, prepared, log, low_res,
                                      min_seconds))
-            if on_shape is not None:
-                on_shape(fields())
-        for row in rows if nvdec is not None else ():
-            _bench_nvdec(row, dataset, workers, seed, prepared, nvdec, log)
             if on_shape is not None:
                 on_shape(fields())
     finally:
@@ -374,9 +336,9 @@ def _storage_ratios(dataset: VideoClipDataset, prepared: VideoClipDataset | None
                     low_res: VideoClipDataset | None = None) -> dict[str, float | None]:
     """Bytes on disk of each loader path over the source videos' bytes."""
     source = _video_bytes(dataset)
-    ratios: dict[str, float | None] = {"pyav": 1.0, "nvdec": 1.0}
+    ratios: dict[str, float | None] = {"pyav": 1.0}
     if prepared is not None:
-        ratios["pyav_prepared"] = ratios["nvdec_prepared"] = _video_bytes(prepared) / source if source else None
+        ratios["pyav_prepared"] = _video_bytes(prepared) / source if source else None
     if low_res is not None:
         ratios["pyav_prepared_low_res"] = _video_bytes(low_res) / source if source else None
     if cached is not None:  # the cache holds train and val, so its bytes are set against both splits' videos

@@ -28,7 +28,7 @@ ShapeKey = tuple[int, int, int, int]  # (t, s, per-GPU batch, BN splits), as har
 # small part of the run (compile time per shape: results/throughput/*compile_graphs*.json).
 COMPILE_SHARE_LIMIT = 0.02
 GPU_STEPS = ("cuda_graphs", "compile_graphs")  # what step=auto considers on a GPU
-SUB_BATCH_BNS = ("auto", "triton", "cuda_cpp")  # what sub_batch_bn=auto considers on a GPU ("auto": cuDNN per block)
+SUB_BATCH_BNS = ("auto", "triton")  # what sub_batch_bn=auto considers on a GPU ("auto": cuDNN per block)
 DEFAULT_GPU_STEP = "cuda_graphs"
 
 

@@ -22,9 +22,8 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from harness.data.check import min_clip_frames
-from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval, collate_plans
+from harness.data.clip_dataset import BadVideoLog, VideoClipDataset, collate_clips, collate_eval
 from harness.data.errors import DataError
-from harness.data.nvdec import DECODE_THREADS, NvdecDecoder, check_codec, worker_context
 from harness.data.sampler import ShortCycleBatchSampler, check_num_classes
 from harness.data.transforms import normalize
 from harness.data.worker_memory import loader_worker_init
@@ -33,8 +32,6 @@ from harness.io import require_writable_dir
 from harness.models import build_model, is_paper_model, multigrid_bns, set_bn_layout
 from harness.models.bn import require_bn_kernels_device, set_bn_impls
 from harness.models.check import require_bn_statistics, require_planned_frames
-from harness.models.cuda_bn import ExtensionUnavailable
-from harness.models.cuda_bn import extension as cuda_extension
 from harness.models.flops import count_flops
 from harness.records import RunRecord
 from harness.results import output_dir_lock, record_path, require_output_dir, run_id, write_record
@@ -143,12 +140,11 @@ def _private_generator() -> torch.Generator:
     return torch.Generator().manual_seed(0)
 
 
-def _run_loader(spec: RunSpec, dataset: Any, workers: int, **options: Any) -> DataLoader:
+def _run_loader(dataset: Any, workers: int, **options: Any) -> DataLoader:
     """A DataLoader of this run with `workers` processes: its own generator (_private_generator), and workers
-    started the way the run's decoder needs (harness.data.nvdec.worker_context) that keep the memory they free
-    (harness.data.worker_memory)."""
-    return DataLoader(dataset, num_workers=workers, multiprocessing_context=worker_context(spec.data.decoder, workers),
-                      generator=_private_generator(), worker_init_fn=loader_worker_init, **options)
+    that keep the memory they free (harness.data.worker_memory)."""
+    return DataLoader(dataset, num_workers=workers, generator=_private_generator(), worker_init_fn=loader_worker_init,
+                      **options)
 
 
 def _loss_fn(multilabel: bool):
@@ -229,22 +225,15 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
                      shapes=len(planned_clip_sizes(plan)))
 
     def prepare(clips: torch.Tensor) -> torch.Tensor:
-        # uint8 clips from the loader's workers; float ones (data.decoder=nvdec) are normalised on the GPU already
-        x = clips if clips.is_floating_point() else normalize(clips.to(info.device, non_blocking=True))
-        return x.contiguous(memory_format=memory_format)
+        # uint8 clips from the loader's workers
+        return normalize(clips.to(info.device, non_blocking=True)).contiguous(memory_format=memory_format)
 
     first = iteration(plan, min(state.iteration, plan.iterations - 1))
     sampler = ShortCycleBatchSampler(plan, len(train_set), rank=info.rank, world_size=info.world_size,
                                      epoch=first.epoch, start_iteration=state.iteration, to_end=True)
     workers = spec.train.num_workers
-    nvdec = None
-    if spec.data.decoder == "nvdec":  # workers plan clips (CPU only); NVDEC decodes them here, on the GPU
-        nvdec = NvdecDecoder(info.device, threads=DECODE_THREADS)
-        check_codec(nvdec, train_set)
-    loader = _run_loader(spec, train_set.planning() if nvdec else train_set, workers, batch_sampler=sampler,
-                         collate_fn=collate_plans if nvdec else collate_clips, pin_memory=on_gpu and not nvdec,
-                         persistent_workers=workers > 0)
-    batches = nvdec.batches(loader, train_set) if nvdec else loader
+    batches = _run_loader(train_set, workers, batch_sampler=sampler, collate_fn=collate_clips,
+                          pin_memory=on_gpu, persistent_workers=workers > 0)
     layout = (0, 0)
     bar = tqdm(total=plan.iterations, initial=state.iteration, unit="it", disable=not info.is_main,
                desc=f"{spec.model.label} {plan.kind}", dynamic_ncols=True)
@@ -305,8 +294,6 @@ def _train(spec: RunSpec, info: DistInfo, results: Path | None, started: float) 
     finally:
         bar.close()
         step.release()  # graphs holding NCCL collectives must be gone before the process group (also on errors)
-        if nvdec is not None:
-            nvdec.close()
     if spec.train.precise_bn:
         outside["precise_bn_s"] += _precise_bn(spec, plan, net, train_set, prepare, autocast, info)
     final = _evaluate(spec, net, val_set, multilabel, prepare, autocast, info, state, plan.max_epoch, bad)
@@ -343,19 +330,11 @@ def phase_shapes(plan: Plan, index: int) -> dict[str, str]:
 
 
 def _choose_paths(spec: RunSpec, plan: Plan, device: torch.device) -> Choice:
-    """The step mode and sub-batch BN that `auto` picks for this run here (harness.train.choose), the C++ kernels
-    only where they build."""
+    """The step mode and sub-batch BN that `auto` picks for this run here (harness.train.choose)."""
     card = torch.cuda.get_device_name(device) if device.type == "cuda" else None
     evidence = card_evidence(card) if card else None
-    run = run_shapes(plan, spec.model.label, spec.num_gpus)
-    choice = choose(spec.train.step, spec.train.sub_batch_bn, run, card, evidence)
-    if choice.sub_batch_bn == "cuda_cpp" and spec.train.sub_batch_bn == "auto":
-        try:
-            cuda_extension()
-        except ExtensionUnavailable as error:
-            unavailable = {"cuda_cpp": f"the C++ kernels do not build here: {error}"}
-            choice = choose(spec.train.step, spec.train.sub_batch_bn, run, card, evidence, unavailable)
-    return choice
+    return choose(spec.train.step, spec.train.sub_batch_bn, run_shapes(plan, spec.model.label, spec.num_gpus), card,
+                  evidence)
 
 
 @torch.no_grad()
@@ -374,7 +353,7 @@ def _precise_bn(spec: RunSpec, plan: Plan, net: nn.Module, train_set: VideoClipD
     batch = spec.solver.batch_size // spec.num_gpus
     generator = torch.Generator().manual_seed(spec.seed)
     order = torch.randperm(len(train_set), generator=generator)[: batch * spec.train.precise_bn].tolist()
-    loader = _run_loader(spec, torch.utils.data.Subset(train_set, order), min(spec.train.num_workers, 4),
+    loader = _run_loader(torch.utils.data.Subset(train_set, order), min(spec.train.num_workers, 4),
                          batch_size=batch, drop_last=True, collate_fn=collate_clips)
     net.train()
     for item in loader:
@@ -394,7 +373,7 @@ def _evaluate(spec: RunSpec, net: nn.Module, val_set: VideoClipDataset, multilab
     views = val_set.sampling.eval_clips
     chosen = range(len(val_set.records)) if videos is None else videos
     mine = [v * views + c for k, v in enumerate(chosen) if k % info.world_size == info.rank for c in range(views)]
-    loader = _run_loader(spec, torch.utils.data.Subset(val_set, mine), min(spec.train.num_workers, 4),
+    loader = _run_loader(torch.utils.data.Subset(val_set, mine), min(spec.train.num_workers, 4),
                          batch_size=spec.train.eval_batch_size, collate_fn=collate_eval)
     metrics = evaluate(net, loader, len(val_set.records), spec.data.num_classes, multilabel, prepare, autocast,
                        info.device, info.distributed, on_failures=bad.update)

@@ -136,8 +136,8 @@ def test_low_res_copies_are_checked_before_work_starts(copies, tmp_path):
         dataset(root, full_size)
     with pytest.raises(SpecError, match="same short side"):
         open_low_res_copies([str(small), str(small)], root)
-    with pytest.raises(SpecError, match="data.decoder=pyav"):
-        compose([f"data.low_res_copies=[{small}]", "data.decoder=torchcodec"])
+    with pytest.raises(SpecError, match="data.cache serves decoded frames"):
+        compose([f"data.low_res_copies=[{small}]", "data.cache=/tmp/cache"])
 
 
 def test_the_smallest_copy_that_has_the_drawn_short_side_is_picked():

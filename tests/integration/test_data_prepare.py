@@ -283,17 +283,6 @@ def test_a_copy_prepared_before_frame_steps_existed_resumes(dataset, tmp_path):
     assert again["prepared"] == 0 and again["reused"] == 6
 
 
-def test_torchcodec_is_refused_on_a_copy_keeping_every_other_frame(tmp_path):
-    from harness.data.clip_dataset import _require_frame_times
-
-    (tmp_path / "prepare.json").write_text(json.dumps({"settings": {"frame_step": 2}}))
-    with pytest.raises(SpecError, match="data.decoder=pyav or nvdec"):
-        _require_frame_times(tmp_path, "torchcodec")
-    _require_frame_times(tmp_path, "pyav")  # PyAV reads the copy's source timing
-    (tmp_path / "prepare.json").write_text(json.dumps({"settings": {"frame_step": 1}}))
-    _require_frame_times(tmp_path, "torchcodec")
-
-
 @pytest.mark.parametrize("suffix, codec", [("webm", "libvpx"), ("avi", "mpeg4")])
 def test_prepare_skips_a_cut_source_that_would_re_encode_into_a_copy_that_looks_whole(tmp_path, suffix, codec):
     # A cut WebM or AVI decodes without an error up to the cut; re-encoded, the copy would be a shorter video that

@@ -25,8 +25,8 @@ BAD = [
     ({"solver.steps": "94"}, "solver.steps", "must be a list"),
     ({"model.pad_stem_channels": -1}, "model.pad_stem_channels", ">= 0"),
     ({"data.low_res_copies": "/data/k400-160"}, "data.low_res_copies", "data.low_res_copies=[/data/k400-160]"),
-    ({"data.low_res_copies": ["/data/k400-160"], "data.decoder": "nvdec"}, "data.low_res_copies",
-     "data.decoder=pyav"),
+    ({"data.low_res_copies": ["/data/k400-160"], "data.cache": "/data/cache"}, "data.low_res_copies",
+     "data.cache=null"),
     ({"data.num_frames": 3.5}, "data.num_frames", "integer"),
     ({"solver.batch_size": float("inf")}, "solver.batch_size", "integer"),  # YAML's .inf, or 1e400
     ({"solver.steps": [0, float("nan")]}, "solver.steps[1]", "integer"),
