@@ -41,8 +41,10 @@ from tqdm import tqdm
 
 from harness.data.annotations import load_annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoReader, _rotation_steps, require_whole, to_rgb
+from harness.data.decode import VideoReader
 from harness.data.errors import MissingAnnotations, VideoError
+from harness.data.rgb import rotation_steps, to_rgb
+from harness.data.video_info import require_whole
 from harness.data.worker_pool import worker_pool
 from harness.io import naming_the_file
 from harness.spec import SpecError
@@ -77,7 +79,7 @@ def _decode_into(path: Path, out: Any, short_side: int | None) -> tuple[dict[str
             # The same times as VideoReader.frames_at gives the frames, so it picks the same frames.
             for t, frame in reader.timed_frames():
                 if count == 0:
-                    k = _rotation_steps(getattr(frame, "rotation", 0) or 0)
+                    k = rotation_steps(getattr(frame, "rotation", 0) or 0)
                 array = to_rgb(frame)
                 if k:  # as VideoReader.frames_at: the first frame's display matrix turns the whole video
                     array = np.rot90(array, k=k, axes=(0, 1))

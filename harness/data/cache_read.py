@@ -20,8 +20,9 @@ import torch
 
 from harness.data.annotations import Annotations
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX, TIMES, cache_key, source_size
-from harness.data.decode import VideoInfo, unreadable
 from harness.data.errors import VideoError
+from harness.data.video_file import unreadable
+from harness.data.video_info import VideoInfo
 from harness.io import unreadable_reason
 from harness.spec import SpecError
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from harness.data.annotations import load_annotations
 from harness.data.clip_dataset import DATASET_SAMPLING
-from harness.data.decode import scan_video
 from harness.data.errors import AnnotationError, MissingAnnotations, VideoError
 from harness.data.frames import FrameListRecord, scan_frames
 from harness.data.sampler import check_num_classes, check_train_videos
+from harness.data.scan import scan_video
 from harness.data.worker_pool import worker_pool
 from harness.schedule import Plan, build_plan
 from harness.spec import RunSpec, SpecError

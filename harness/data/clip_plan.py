@@ -38,7 +38,7 @@ class VideoGeometry:
 
 
 def geometry(info) -> VideoGeometry:
-    """What a clip plan needs from a video's header (a harness.data.decode.VideoInfo; frame size as the header
+    """What a clip plan needs from a video's header (a harness.data.video_info.VideoInfo; frame size as the header
     states it, before any rotation)."""
     return VideoGeometry(info.duration, info.fps, info.frames, info.height, info.width, info.frame_step)
 

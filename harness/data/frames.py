@@ -32,8 +32,9 @@ import torch
 from PIL import Image, UnidentifiedImageError
 
 from harness.data.annotation_records import Action, VideoRecord, first_line, text_lines
-from harness.data.decode import VideoInfo, unreadable
 from harness.data.errors import AnnotationProblem, VideoError
+from harness.data.video_file import unreadable
+from harness.data.video_info import VideoInfo
 
 FRAME_LIST_HEADERS = ("original_vido_id", "original_video_id")  # PySlowFast's spelling, and the corrected one
 FRAME_LIST_COLUMNS = "original_vido_id video_id frame_id path labels"

@@ -43,9 +43,11 @@ from tqdm import tqdm
 
 from harness.data.annotation_records import path_under
 from harness.data.annotations import load_annotations
-from harness.data.decode import VideoReader, _rotation_steps, frame_step_tag, require_whole, to_rgb
+from harness.data.decode import VideoReader
 from harness.data.errors import MissingAnnotations, VideoError
 from harness.data.headers import read_header, write_headers
+from harness.data.rgb import rotation_steps, to_rgb
+from harness.data.video_info import frame_step_tag, require_whole
 from harness.data.worker_pool import worker_pool
 from harness.io import naming_the_file, read_json_object, require_writable_dir
 from harness.records import PrepareRecord
@@ -134,7 +136,7 @@ def reencode(src: Path, dst: Path, settings: PrepareSettings) -> int:
                         continue
                     array = to_rgb(frame)
                     if turn is None:  # the first frame's display matrix turns the whole video, as the reader does
-                        turn = _rotation_steps(getattr(frame, "rotation", 0) or 0)
+                        turn = rotation_steps(getattr(frame, "rotation", 0) or 0)
                     if turn:
                         array = np.ascontiguousarray(np.rot90(array, k=turn, axes=(0, 1)))
                     if size is None:

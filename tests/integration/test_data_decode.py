@@ -13,8 +13,10 @@ import torch
 from harness.data.annotations import load_annotations
 from harness.data.check import check_dataset, format_report
 from harness.data.clip_dataset import Sampling, VideoClipDataset
-from harness.data.decode import VideoReader, read_clip, scan_video, to_rgb, to_rgb_box, to_rgb_boxes
+from harness.data.decode import VideoReader, read_clip
 from harness.data.errors import VideoError
+from harness.data.rgb import to_rgb, to_rgb_box, to_rgb_boxes
+from harness.data.scan import scan_video
 from harness.data.transforms import CropBox
 from tests.integration.test_data_support import frames_pattern, truncate, write_video
 

@@ -15,8 +15,9 @@ import pytest
 
 from harness.cli import main
 from harness.data import load_annotations
-from harness.data.decode import read_clip, scan_video
+from harness.data.decode import read_clip
 from harness.data.prepare import encoded_size, prepare_dataset
+from harness.data.scan import scan_video
 from harness.records import PrepareRecord
 from harness.spec import SpecError
 from tests.integration.test_data_support import truncate, write_kinetics_list

@@ -22,10 +22,11 @@ from harness.cli import main
 from harness.data.annotations import load_annotations
 from harness.data.cache_build import _decode_into
 from harness.data.clip_dataset import BadVideoLog, Sampling, VideoClipDataset
-from harness.data.decode import VideoReader, scan_video
+from harness.data.decode import VideoReader
 from harness.data.errors import VideoError
 from harness.data.prepare import PrepareSettings, VideoFailed, reencode
 from harness.data.sampler import ClipRequest
+from harness.data.scan import scan_video
 from tests.integration.test_data_support import frames_pattern, truncate
 
 N = 16  # frames of every test video

@@ -97,16 +97,3 @@ def test_normalize_floats():
     clips = torch.full((2, 3, 1, 2, 2), 255, dtype=torch.uint8)
     out = normalize(clips)
     assert out.dtype == torch.float32 and torch.allclose(out, torch.full_like(out, (1 - 0.45) / 0.225))
-
-
-def test_frames_convert_to_rgb_on_one_thread_with_the_same_pixels():
-    """PyAV converts on a thread per CPU by default, which loader workers (one per core) must not do; the pixels
-    are the default conversion's."""
-    import av
-
-    from harness.data import decode
-
-    frame = av.VideoFrame.from_ndarray(np.random.default_rng(0).integers(0, 256, (32, 48, 3), dtype=np.uint8),
-                                       format="rgb24").reformat(format="yuv420p")
-    assert decode._ONE_THREAD == {"threads": 1}  # the installed PyAV takes the keyword
-    assert np.array_equal(decode.to_rgb(frame), frame.to_ndarray(format="rgb24"))
