@@ -16,7 +16,7 @@ from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
-from harness.reproduce import resolved_runs
+from harness.reproduce.selection import resolved_runs
 from harness.results import recorded
 from harness.spec import SpecError
 from harness.suite import load_scale, load_suite, resolve_suite, suite_scale

@@ -87,7 +87,7 @@ def cmd_models_pretrain_2d(args: argparse.Namespace) -> int:
     from harness.config import compose
     from harness.device import require_device
     from harness.io import require_writable_dir
-    from harness.reproduce import prepare_synthetic
+    from harness.reproduce.inputs import prepare_synthetic
     from harness.spec import SpecError
     from harness.train.pretrain_2d import MIN_SIZE, PretrainSettings, pretrain_2d
 

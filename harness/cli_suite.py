@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from harness.cli_args import ValuesBeforeOverrides, path
+
+if TYPE_CHECKING:
+    from harness.reproduce import ReproduceOptions
 
 # Keys that reproduce sets for each run itself; an override of one would be overruled or would mislabel the run.
 _SET_BY_REPRODUCE = {"scale": "give the scale as --scale NAME", "suite": "give the suite as --suite NAME",
@@ -28,17 +32,23 @@ def _require_sound_arguments(args: argparse.Namespace) -> None:
         raise SpecError(f"--gpus must be >= 0 (0: no GPU), got {args.gpus}.")
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def reproduce_options(args: argparse.Namespace) -> ReproduceOptions:
+    """What the flags of `harness reproduce` ask for."""
+    from harness.reproduce import ReproduceOptions  # the harness's layers load with the command that uses them
 
-    from harness.reproduce import reproduce, sigterm_as_interrupt
+    return ReproduceOptions(suite=args.suite, scale=args.scale, overrides=args.overrides, results=args.results,
+                            gpus=args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
+                            launcher=args.launcher, nodes=args.nodes, seeds=args.seeds,
+                            prepare_only=args.prepare_only, reports=args.out)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from harness.reproduce import reproduce
+    from harness.reproduce.pool import sigterm_as_interrupt
 
     _require_sound_arguments(args)
     with sigterm_as_interrupt():
-        failed = reproduce(args.suite, args.scale, args.overrides, Path(args.results) if args.results else None,
-                           args.gpus, report=not args.no_report, dry_run=args.dry_run, only=args.only,
-                           launcher=args.launcher, nodes=args.nodes, seeds=args.seeds,
-                           prepare_only=args.prepare_only, reports=args.out)
+        failed = reproduce(reproduce_options(args))
     return 1 if failed else 0
 
 

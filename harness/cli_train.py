@@ -35,7 +35,7 @@ def scaled_overrides(overrides: Sequence[str],
     overrides (derived from the recipe) first, then `overrides`, which win. The scale's synthetic data (unless
     data.root is given) comes from `prepare` (e.g. reproduce.prepare_synthetic), or placeholders when None."""
     from harness.config import compose
-    from harness.reproduce import suite_data
+    from harness.reproduce.inputs import suite_data
     from harness.suite import load_scale, scale_overrides
 
     overrides = list(overrides)
@@ -152,7 +152,7 @@ def _require_known_suite_run(overrides: Sequence[str]) -> None:
 def cmd_train(args: argparse.Namespace) -> int:
     from harness.config import compose
     from harness.data.counts import counts_from_data
-    from harness.reproduce import prepare_synthetic  # under a file lock: torchrun starts every rank at once
+    from harness.reproduce.inputs import prepare_synthetic  # under a file lock: torchrun starts every rank at once
     from harness.train.loop import TrainingDiverged, train
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

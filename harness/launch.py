@@ -42,7 +42,7 @@ def _prepare_on_rank_zero(scale) -> tuple[str | None, str | None]:
     """prepare_synthetic on rank 0 only; every rank gets its (root, cache)."""
     import torch.distributed as dist
 
-    from harness.reproduce import prepare_synthetic
+    from harness.reproduce.inputs import prepare_synthetic
 
     if not dist.is_initialized():
         return prepare_synthetic(scale)
@@ -55,7 +55,7 @@ def _pretrained_on_rank_zero(scale, spec) -> None:
     """prepare_pretrained on rank 0 only; the other ranks wait until its file is there."""
     import torch.distributed as dist
 
-    from harness.reproduce import prepare_pretrained
+    from harness.reproduce.inputs import prepare_pretrained
 
     if not dist.is_initialized() or dist.get_rank() == 0:
         prepare_pretrained(scale, spec)
@@ -65,7 +65,7 @@ def _pretrained_on_rank_zero(scale, spec) -> None:
 
 def run_job(cfg: DictConfig) -> str:
     """Resolve the suite run `cfg.variant` at `cfg.scale` and train it (or print it with dry_run)."""
-    from harness.reproduce import suite_data, suite_pretrained
+    from harness.reproduce.inputs import suite_data, suite_pretrained
     from harness.suite import load_scale, load_suite, resolve_suite, suite_scale
     from harness.train.distributed import init_distributed
     from harness.train.loop import train

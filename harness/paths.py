@@ -44,6 +44,42 @@ def data_home() -> Path:
     return Path(os.environ.get("HARNESS_DATA_DIR", Path.home() / ".cache" / "multigrid-harness"))
 
 
+def synthetic_dataset_dir(name: str) -> Path:
+    """The generated synthetic dataset `name` (its preset and settings) of the data home, made or not."""
+    return data_home() / "synthetic" / name
+
+
+def frame_cache_beside(root: Path) -> Path:
+    """The decoded-frame cache the harness builds of the dataset at `root`: `<name>-frames` beside it."""
+    return root.with_name(root.name + "-frames")
+
+
+def build_lock_beside(root: Path) -> Path:
+    """The lock file held while the dataset at `root` (and its frame cache) is built: `.<name>.lock` beside it."""
+    return root.with_name(f".{root.name}.lock")
+
+
+def pretrained_2d_beside(root: Path, tag: str) -> Path:
+    """The 2D ResNet-50 pre-trained on frames of the dataset at `root` with settings `tag`, beside it."""
+    return root.with_name(f"{root.name}-resnet50-{tag}.pt")
+
+
+def pretrain_lock() -> Path:
+    """The lock file held while a 2D ResNet-50 is pre-trained into the data home."""
+    return data_home() / ".pretrain.lock"
+
+
+def suite_outputs(suite: str) -> Path:
+    """Each run's log and checkpoints of `harness reproduce`: outputs/<suite>/ of the folder it runs in."""
+    return Path("outputs") / suite
+
+
+def reports_beside(results: Path) -> Path:
+    """Where reproduce writes its reports by default: reports/ beside the results folder, as the checkout keeps
+    results/ and reports/; a user's own --results DIR gets its own reports, apart from the committed ones."""
+    return Path(results).absolute().parent / "reports"
+
+
 def compile_cache_dir() -> str:
     """Where torch.compile keeps what it compiled: $TORCHINDUCTOR_CACHE_DIR if set, else `torch-compile/` in the
     data home (set for this process, before the first compilation reads it), which every run on this machine

@@ -368,13 +368,13 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
     a generation stopped (Ctrl-C, a kill) after any annotation file is taken up again on the next call, which then
     leaves the same files as one that was never stopped."""
     import harness.data.synth.annotation_files as annotation_files
-    import harness.reproduce as rep
+    from harness.reproduce import inputs
     from harness.suite import Scale
 
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
     scale = Scale("tiny", {"synthetic": {"preset": "smoke", "classes": 2, "videos": 2, "val_videos": 2, "frames": 4,
                                          "size": [32, 48], "hidden": 0.5, "label_noise": 0.5}})
-    root = Path(rep.prepare_synthetic(scale)[0])
+    root = Path(inputs.prepare_synthetic(scale)[0])
     whole = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
     assert {"train.csv", "val.csv", "classes.txt", "hidden_videos.csv", "noisy_labels.csv"} < set(whole)
     write = annotation_files.write_text_atomic
@@ -392,9 +392,9 @@ def test_a_suite_dataset_whose_generation_stopped_midway_through_its_annotations
 
         monkeypatch.setattr(annotation_files, "write_text_atomic", stopped)
         with pytest.raises(KeyboardInterrupt):
-            rep.prepare_synthetic(scale)
+            inputs.prepare_synthetic(scale)
         monkeypatch.setattr(annotation_files, "write_text_atomic", write)
-        rep.prepare_synthetic(scale)
+        inputs.prepare_synthetic(scale)
         assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == whole, calls[-1].name
 
 

@@ -17,7 +17,7 @@ from harness.data import load_annotations, scan_video
 from harness.data.clip_dataset import VideoClipDataset
 from harness.data.synth.config import preset_config
 from harness.data.synth.make import make_synthetic_dataset
-from harness.reproduce import reproduce
+from harness.reproduce import ReproduceOptions, reproduce
 from harness.spec import SpecError
 from harness.suite import load_scale, load_suite, resolve_suite, scale_overrides, suite_scale
 from harness.train.loop import train
@@ -185,6 +185,6 @@ def test_train_at_a_scale_makes_the_recipes_kind(tmp_path):
 
 
 def test_reproduce_dry_run_uses_the_suites_kind(tmp_path, capsys):
-    assert reproduce("ssv2", "smoke", dry_run=True, results=tmp_path, report=False) == 0
+    assert reproduce(ReproduceOptions("ssv2", "smoke", dry_run=True, results=tmp_path, report=False)) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if " train " in line]
     assert lines and all("data.name=ssv2" in line and "data.num_classes=4" in line for line in lines)

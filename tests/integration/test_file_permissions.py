@@ -310,7 +310,7 @@ def test_a_cache_file_refused_after_the_check_makes_the_video_read_unusable(root
 def test_synthetic_data_made_already_serves_runs_from_a_read_only_folder(tmp_path, monkeypatch):
     """Made once and shared read-only (for several users, say): every run was refused, as the lock beside the
     data could not be written, though there was nothing to build."""
-    from harness.reproduce import prepare_synthetic
+    from harness.reproduce.inputs import prepare_synthetic
     from harness.suite import load_scale
 
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))

@@ -30,11 +30,11 @@ def test_plan_at_smoke_scale_is_smoke_sized(capsys):
 
 
 def test_train_at_smoke_scale_trains_the_scaled_recipe_on_the_scales_data(monkeypatch, tmp_path, capsys):
-    import harness.reproduce
+    import harness.reproduce.inputs
     import harness.train.loop
 
     seen, calls = [], []
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare(calls))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))  # where the prepare lock lives
 
     def fake_train(spec):
@@ -55,10 +55,10 @@ def test_train_at_smoke_scale_trains_the_scaled_recipe_on_the_scales_data(monkey
     (None, "Set output_dir=DIR"),
 ])
 def test_train_refuses_its_output_dir_before_generating_the_scales_data(monkeypatch, capsys, output_dir, message):
-    import harness.reproduce
+    import harness.reproduce.inputs
 
     calls: list = []
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare(calls))
     assert main(["train", "scale=smoke", *([output_dir] if output_dir else [])]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
@@ -73,10 +73,10 @@ def test_train_refuses_what_stands_where_it_writes_its_checkpoints_or_record(mon
                                                                             in_the_way, message):
     """A file named checkpoints would end the run at its first checkpoint, a folder named record.json after its
     last step with nothing recorded: both are named before any data is generated."""
-    import harness.reproduce
+    import harness.reproduce.inputs
 
     calls: list = []
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare(calls))
     out = tmp_path / "out"
     out.mkdir()
     if in_the_way == "record.json":
@@ -93,11 +93,11 @@ def test_train_refuses_an_output_dir_another_run_is_writing_in(monkeypatch, caps
     """Two runs in one folder would prune and resume each other's checkpoints: while one holds the folder (here
     this test, as a run would), another is refused before any data is generated, and once it is released the
     folder can be taken again."""
-    import harness.reproduce
+    import harness.reproduce.inputs
     from harness.results import output_dir_lock
 
     calls: list = []
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare(calls))
     out = tmp_path / "out"
     out.mkdir()
     with output_dir_lock(out):
@@ -110,10 +110,10 @@ def test_train_refuses_an_output_dir_another_run_is_writing_in(monkeypatch, caps
 
 
 def test_ctrl_c_during_training_says_how_to_resume_without_a_traceback(monkeypatch, tmp_path, capsys):
-    import harness.reproduce
+    import harness.reproduce.inputs
     import harness.train.loop
 
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare([]))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare([]))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
 
     def interrupted(spec):
@@ -132,10 +132,10 @@ def test_ctrl_c_during_training_says_how_to_resume_without_a_traceback(monkeypat
 ])
 def test_train_refuses_a_misspelt_suite_run_before_any_work(monkeypatch, capsys, tmp_path, tags, message):
     """Its record would be filed under results/<suite>/ where neither reproduce nor report looks."""
-    import harness.reproduce
+    import harness.reproduce.inputs
 
     calls: list = []
-    monkeypatch.setattr(harness.reproduce, "prepare_synthetic", _fake_prepare(calls))
+    monkeypatch.setattr(harness.reproduce.inputs, "prepare_synthetic", _fake_prepare(calls))
     assert main(["train", "scale=smoke", f"output_dir={tmp_path}", *tags]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.spec import SpecError
 
 from .test_report_tables import make_record
 
@@ -100,44 +99,3 @@ def test_a_report_whose_record_count_is_unknown_needs_force(tmp_path, capsys, su
     assert "--force" in text and (folder / "index.html").read_bytes() == before
     code, _ = _report(capsys, "--suite", "smoke", "--results", str(results), "--out", str(out), "--force")
     assert code == 0 and json.loads((folder / "summary.json").read_text())["records"] == 1
-
-
-def test_reproduce_names_the_command_that_replaces_a_report_of_more_records(tmp_path, monkeypatch):
-    """reproduce writes the report after its runs but has no --force: its refusal names `harness report`'s."""
-    from harness.reproduce import _write_report
-
-    full, partial = _results(tmp_path / "full"), _results(tmp_path / "partial", ("baseline",))
-    monkeypatch.chdir(tmp_path / "full")  # reports/ beside the results, wherever reproduce runs
-    _write_report("smoke", full, None)
-    before = (tmp_path / "reports" / "smoke" / "index.html").read_bytes()
-    with pytest.raises(SpecError) as err:
-        _write_report("smoke", partial, None)
-    assert "built from 2 run records" in str(err.value) and "pass --force" not in str(err.value)
-    assert f"'harness report --suite smoke --results {partial} --out {tmp_path / 'reports'} --force'" in str(err.value)
-    assert (tmp_path / "reports" / "smoke" / "index.html").read_bytes() == before
-
-
-def test_reproduce_with_a_users_results_writes_their_own_report_beside_them(tmp_path, monkeypatch, capsys):
-    """`harness reproduce --results DIR` run in a checkout whose reports/ hold a report of more records: the user's
-    report goes to DIR/../reports (or --out), and the checkout's is left alone, with no error."""
-    import harness.reproduce as rep
-
-    from .test_seeds_and_verdict import _recording_run_one
-
-    checkout = tmp_path / "checkout"
-    _report(capsys, "--suite", "smoke", "--results", str(_results(checkout / "results")), "--out",
-            str(checkout / "reports"))
-    committed = (checkout / "reports" / "smoke" / "index.html").read_bytes()
-    monkeypatch.setattr(rep, "_run_one", _recording_run_one([]))
-    monkeypatch.setattr(rep, "prepare_synthetic", lambda scale: (None, None))
-    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.chdir(checkout)
-    mine = tmp_path / "mine" / "results"
-    for out, report in (([], tmp_path / "mine" / "reports"), (["--out", str(tmp_path / "elsewhere")],
-                                                               tmp_path / "elsewhere")):
-        code = main(["reproduce", "--suite", "smoke", "--scale", "smoke", "--results", str(mine), *out, "--only",
-                     "baseline"])
-        assert code == 0, capsys.readouterr()
-        assert f"report: {report / 'smoke' / 'index.html'}" in capsys.readouterr().out
-        assert json.loads((report / "smoke" / "summary.json").read_text())["records"] == 1
-    assert (checkout / "reports" / "smoke" / "index.html").read_bytes() == committed
