@@ -180,7 +180,7 @@ def register_profile(sub: argparse._SubParsersAction) -> None:
                          help="the scale: with --suite, its runs at that scale (default paper); else the recipe at "
                               "that scale, as the override scale=NAME (default: the recipe as it is)")
     profile.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if available")
-    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile", "compile_graphs"),
+    profile.add_argument("--step", default="eager", choices=("eager", "cuda_graphs", "compile_graphs"),
                          help="run each step as the trainer does with train.step=STEP (default eager)")
     profile.add_argument("--data", default=None, metavar="RATE|FILE[:PATH]",
                          help="the loader's clips/s per training process: one number for every shape, or a "
@@ -209,8 +209,8 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     from harness.records import ThroughputRecord
 
     require_device(args.device)
-    # Before the progress bar (and the C++ kernels' build, where they are asked for, before any timing).
-    require_plain_bn_device(args.plain_bn_impl, pick_device(args.device), args.modes)
+    # Before the progress bar, before any timing.
+    require_plain_bn_device(args.plain_bn_impl, pick_device(args.device))
     _require_out(args)
 
     def save_so_far(fields: dict) -> None:  # after every row: a measurement cut off keeps its rows
@@ -360,8 +360,7 @@ def register_scaling(sub: argparse._SubParsersAction) -> None:
                    help="hold N base-shape clips per GPU, the global batch growing with the processes (weak "
                         "scaling, as the paper's recipes train); default: the scale's global batch, shared")
     p.add_argument("--sub-batch-bn", default=None, metavar="IMPL",
-                   help="train.sub_batch_bn of the timed runs (auto, blocks, interleaved, fused, compiled, triton, "
-                        "cuda_cpp)")
+                   help="train.sub_batch_bn of the timed runs (auto or triton; default: the suite's)")
     p.add_argument("--out", default=None, type=path)
     p.set_defaults(func=cmd_scaling)
 
@@ -393,7 +392,8 @@ def cmd_bn_bench(args: argparse.Namespace) -> int:
 def register_bn_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bn-bench", help="time one BN layer in each multigrid BN mode (run under torchrun for sync)",
                        description="Forward + backward of one BN layer on an N×C×T×H×W activation: plain BN, "
-                                   "sub-batch BN (contiguous blocks and the reference's interleaved groups), and "
+                                   "sub-batch BN (contiguous blocks and the reference's interleaved groups; the Triton "
+                                   "kernels on GPU), and "
                                    "under torchrun BN synchronised over the processes (and torch's SyncBatchNorm "
                                    "on GPU).")
     p.add_argument("--batch", type=COUNT, default=8, help="clips per process (default 8)")

@@ -152,8 +152,8 @@ class TrainSpec:
     keep_checkpoints: int = 3
     precise_bn: int = 0  # batches to recompute BN statistics with before each evaluation (0: off)
     log_every: int = 20  # iterations between log lines
-    # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile", "compile_graphs" (compiled, then a graph per
-    # shape), "auto" (on GPUs the fastest path proven on the card, else graphs: harness.train.choose)
+    # "eager", "cuda_graphs" (a CUDA graph per planned shape), "compile_graphs" (compiled, then a graph per shape),
+    # "auto" (on GPUs the fastest path proven on the card, else graphs: harness.train.choose)
     step: str = "eager"
     sub_batch_bn: str = "auto"  # how sub-batch BN computes its groups: one of SUB_BATCH_BN (harness.models.bn)
     plain_bn_impl: str = "cudnn"  # kernels of training BN over the whole per-GPU batch: one of PLAIN_BN_IMPL
@@ -199,15 +199,15 @@ DEVICES = ("auto", "cuda", "cpu")
 PRECISIONS = ("auto", "bf16", "fp32")
 SWITCHES = ("auto", "on", "off")
 EVAL_CROPS = (1, 3)  # spatial crops per evaluation view that harness.data.transforms.eval_crop_boxes makes
-STEP_MODES = ("eager", "cuda_graphs", "compile", "compile_graphs", "auto")  # harness.train.step implements them
+STEP_MODES = ("eager", "cuda_graphs", "compile_graphs", "auto")  # harness.train.step implements them
 GRAPHED_STEP_MODES = ("cuda_graphs", "compile_graphs")  # the modes that replay CUDA graphs: a GPU only
-COMPILED_STEP_MODES = ("compile", "compile_graphs")  # the modes that run the step through torch.compile
-# harness.models.bn implements them
-SUB_BATCH_BN = ("auto", "blocks", "interleaved", "fused", "compiled", "triton", "cuda_cpp")
-SUB_BATCH_BN_CUDA_ONLY = ("fused", "triton", "cuda_cpp")
+COMPILED_STEP_MODES = ("compile_graphs",)  # the modes that run the step through torch.compile
+# Sub-batch BN (harness.models.bn): "auto" (cuDNN per block, or the reference's interleaved layout), "triton" (CUDA).
+SUB_BATCH_BN = ("auto", "triton")
+SUB_BATCH_BN_CUDA_ONLY = ("triton",)
 # Plain (one-group, unsynchronised) training BN: PyTorch's kernels (cuDNN on GPU) or the sub-batch kernels with one
-# group (CUDA; harness.models.triton_bn, harness.models.cuda_bn).
-PLAIN_BN_IMPL = ("cudnn", "triton", "cuda_cpp")
+# group (CUDA; harness.models.triton_bn).
+PLAIN_BN_IMPL = ("cudnn", "triton")
 POLICIES = ("step", "cosine")
 BATCH_RULES = ("tokens", "flops")  # multigrid.batch_rule; harness.schedule.shapes applies them
 
@@ -223,8 +223,13 @@ class Retired:
 # Retired keys ("section.key") and values ("section.key=value"): setting one is an error that says what to use
 # instead; the measurements that retired them are in docs/performance.md. Records' specs are read back without a
 # retired key at its old default (spec_from_dict) and with retired values as they ran (spec_from_record).
+_AUTO_BN = "use train.sub_batch_bn=auto (cuDNN per block or the interleaved layout, as measured) or triton"
 RETIRED: dict[str, Retired] = {
     "data.decoder": Retired("PyAV decodes every clip, in the loader's workers; remove the setting", default="pyav"),
+    "train.step=compile": Retired("use train.step=auto (CUDA graphs, compiled where compiling pays) or cuda_graphs"),
+    **{f"train.sub_batch_bn={v}": Retired(_AUTO_BN) for v in ("blocks", "interleaved", "fused", "compiled")},
+    "train.sub_batch_bn=cuda_cpp": Retired("use train.sub_batch_bn=triton (as fast under CUDA graphs) or auto"),
+    "train.plain_bn_impl=cuda_cpp": Retired("use train.plain_bn_impl=triton or cudnn"),
 }
 
 
@@ -468,12 +473,6 @@ def validate(spec: RunSpec, retired_ok: bool = False) -> RunSpec:
              f"train.plain_bn_impl=cudnn.")
     _require(t.step not in GRAPHED_STEP_MODES or t.device != "cpu",
              f"'train.step={t.step}' needs a CUDA GPU, but train.device=cpu. Use train.step=eager.")
-    # torch.compile cannot trace into the C++ extension: every BN layer would break the compiled graph in two.
-    for key in ("sub_batch_bn", "plain_bn_impl"):
-        _require(getattr(t, key) != "cuda_cpp" or t.step not in COMPILED_STEP_MODES,
-                 f"'train.{key}=cuda_cpp' is a C++ operation that torch.compile cannot trace into (each BN layer "
-                 f"would split the compiled step), and train.step={t.step}. Use train.{key}="
-                 f"{'auto' if key == 'sub_batch_bn' else 'cudnn'} with compiled steps, or train.step=cuda_graphs.")
     # Compiled graphs under DDP (its hooks inside a compiled and captured step) have not been tested.
     _require(t.step != "compile_graphs" or spec.num_gpus == 1,
              f"'train.step=compile_graphs' runs on one GPU, but num_gpus={spec.num_gpus}. Use train.step=cuda_graphs "

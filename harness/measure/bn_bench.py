@@ -1,9 +1,9 @@
 """`harness bn-bench`: forward + backward time of one BN layer in each of multigrid BN's modes.
 
 The step-time profiles say which shapes are slow; this says how much of it one BN layer is. For an
-activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN; sub-batch BN with
-every implementation of `train.sub_batch_bn` (cuDNN per block and the reference's interleaved groups; on GPU also
-PyTorch's fused kernels per block, one grouped reduction compiled by inductor and the Triton kernels); and, under
+activation of N×C×T×H×W (channels-last on GPU, bf16 under autocast) it times plain BN; sub-batch BN in both
+layouts `train.sub_batch_bn=auto` picks between (cuDNN per block and the reference's interleaved groups) and, on
+GPU, with the Triton kernels; and, under
 torchrun, BN synchronised over all processes (on GPU with the fused kernels and with the portable ops), beside
 ``torch.nn.SyncBatchNorm`` (GPU only) for comparison.
 """
@@ -19,7 +19,6 @@ from torch import nn
 from harness.device import memory_format_for, use_bf16, use_channels_last
 from harness.measure.step_bench import median_ms
 from harness.models.bn import MultigridBatchNorm3d, sync_group
-from harness.spec import SUB_BATCH_BN, SUB_BATCH_BN_CUDA_ONLY
 
 
 @dataclass(frozen=True)
@@ -62,14 +61,12 @@ def bench_bn(shape: tuple[int, int, int, int, int], splits: int, device: torch.d
 
     add("plain", nn.BatchNorm3d(c))
     if splits > 1:
-        # Every implementation of harness.spec.SUB_BATCH_BN but `auto` (which picks blocks or interleaved by k);
-        # the GPU ones on GPU. `compiled` is compiled during the warm-up calls.
-        for impl in SUB_BATCH_BN:
-            if impl == "auto" or (impl in (*SUB_BATCH_BN_CUDA_ONLY, "compiled") and not on_gpu):
-                continue
+        # auto's two layouts, each forced by its block limit (blocks up to max_block_splits groups), and Triton's.
+        for name, impl, max_block_splits in (("blocks", "auto", splits), ("interleaved", "auto", 0),
+                                             *((("triton", "triton", 0),) if on_gpu else ())):
             bn = MultigridBatchNorm3d(c)
-            bn.num_splits, bn.sub_batch_impl = splits, impl
-            add(f"sub-batch {impl} k={splits}", bn)
+            bn.num_splits, bn.sub_batch_impl, bn.max_block_splits = splits, impl, max_block_splits
+            add(f"sub-batch {name} k={splits}", bn)
     if world > 1:
         # The default path (fused on GPU), and on GPU also the portable ops for comparison.
         for fused in ((True, False) if on_gpu else (True,)):

@@ -33,16 +33,15 @@ from harness.device import memory_format_for, pick_device, sync_device, use_bf16
 from harness.measure.mfu import FLOP_CONVENTION, card_name, matmul_tflops, mfu_fields, peak_tflops
 from harness.measure.throughput_modes import DEFAULT_RECIPES, MODES
 from harness.models import build_model, multigrid_bns, set_bn_layout
-from harness.models.bn import require_bn_kernels_device, set_bn_plain_impl
+from harness.models.bn import set_bn_plain_impl
 from harness.models.flops import count_flops
-from harness.spec import COMPILED_STEP_MODES, GRAPHED_STEP_MODES, SpecError
+from harness.spec import GRAPHED_STEP_MODES, SpecError
 from harness.train.step import make_step, train_iteration
 
 # cuDNN autotuning (torch.backends.cudnn.benchmark) is off in the trainer: it buys nothing at the baseline shapes
 # and costs setup time at every new shape, most of a multigrid proxy run's ("eager_autotuned" against "eager" in
 # results/throughput/h200_step_modes.json). "eager_autotuned" keeps measuring it.
-AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile": False,
-             "compile_graphs": False}
+AUTOTUNED = {"plain": False, "eager": False, "eager_autotuned": True, "cuda_graphs": False, "compile_graphs": False}
 KERNEL_STEPS = 3  # steps profiled per mode with --kernels (after the timed ones)
 
 
@@ -70,22 +69,11 @@ class ThroughputRow:
         return asdict(self)
 
 
-def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device, modes: Sequence[str] = ()) -> None:
-    """SpecError, before any timing, where BN kernels (train.plain_bn_impl triton or cuda_cpp) would run on the CPU,
-    where the C++ kernels cannot be built on this GPU host (which builds them now, not in the first step), or where
-    a compiled mode would have to trace into the C++ kernels (as the trainer refuses it)."""
+def require_plain_bn_device(plain_bn: Sequence[str], device: torch.device) -> None:
+    """SpecError, before any timing, where BN kernels (train.plain_bn_impl=triton) would run on the CPU."""
     if device.type != "cuda" and any(impl != "cudnn" for impl in plain_bn):
-        raise SpecError(f"--plain-bn-impl {' '.join(plain_bn)}: the Triton and C++ BN kernels run on a CUDA GPU, "
-                        f"and this measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
-    if "cuda_cpp" not in plain_bn:
-        return
-    compiled = [m for m in modes if m in COMPILED_STEP_MODES]
-    if compiled:
-        raise SpecError(f"--plain-bn-impl cuda_cpp with --modes {' '.join(compiled)}: torch.compile cannot trace into "
-                        "the C++ BN (each BN layer would split the compiled step). Time cuda_cpp without the compiled "
-                        "modes (e.g. --modes plain eager cuda_graphs), and the compiled modes with --plain-bn-impl "
-                        "cudnn or triton.")
-    require_bn_kernels_device("auto", "cuda_cpp", device)
+        raise SpecError(f"--plain-bn-impl {' '.join(plain_bn)}: the Triton BN kernels run on a CUDA GPU, and this "
+                        f"measurement runs on the CPU. Leave out --plain-bn-impl (cudnn) or run it on a GPU.")
 
 
 def _plain_loop(model: nn.Module, optimizer: torch.optim.Optimizer, clips: torch.Tensor, labels: torch.Tensor,
@@ -153,7 +141,7 @@ def measure_throughput(recipes=DEFAULT_RECIPES, batches=(8, 32), modes=MODES, *,
 
     dev = pick_device(device)
     on_gpu = dev.type == "cuda"
-    require_plain_bn_device(plain_bn, dev, modes)
+    require_plain_bn_device(plain_bn, dev)
     bf16, fmt = use_bf16(dev), memory_format_for(use_channels_last(dev))
     skipped = [] if on_gpu else [m for m in modes if m in GRAPHED_STEP_MODES]  # CUDA graphs need a GPU
     modes = [m for m in modes if m not in skipped]

@@ -1,7 +1,7 @@
 """The modes and default recipes of `harness throughput` and how a record row names its setting, apart from the
 measurement (which imports torch), so that the command line and the reports are built without importing it."""
 
-MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile", "compile_graphs")
+MODES = ("plain", "eager", "eager_autotuned", "cuda_graphs", "compile_graphs")
 DEFAULT_RECIPES = ("k400_slowfast_r50_8x8", "k400_i3d_r50")
 
 

@@ -30,10 +30,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from harness.models.cuda_bn import ExtensionUnavailable, cuda_sub_batch_norm
-from harness.models.cuda_bn import extension as cuda_extension
-from harness.models.fused_bn import dense_memory_format, fused_sub_batch_norm, fused_synced_batch_norm
-from harness.models.grouped_bn import compiled_grouped_batch_norm
+from harness.models.fused_bn import dense_memory_format, fused_synced_batch_norm
 from harness.models.triton_bn import triton_sub_batch_norm
 from harness.spec import PLAIN_BN_IMPL, SUB_BATCH_BN, SUB_BATCH_BN_CUDA_ONLY, SpecError, TrainSpec
 
@@ -47,14 +44,9 @@ BLOCK_SPLITS_GRAPHED = 4
 #   auto         cuDNN BN per contiguous block up to `max_block_splits` groups, the reference's interleaved layout
 #                beyond (the choice measured above); the trainer's train.sub_batch_bn=auto runs this unless
 #                harness.train.choose picks a faster implementation proven on the card;
-#   blocks       cuDNN BN per contiguous block, any k;   interleaved   the reference's layout, any k;
-#   fused        PyTorch's fused BN kernels per block, written into one output (CUDA; fused_bn);
-#   compiled     one grouped reduction and one normalising pass compiled by inductor (grouped_bn);
-#   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn);
-#   cuda_cpp     the same computation as CUDA C++ kernels behind a C++ autograd function, for eager steps
-#                (CUDA, built on first use; cuda_bn).
+#   triton       Triton kernels that reduce every group in one launch, in channels-last memory (CUDA; triton_bn).
 # BN over the whole per-GPU batch (one group, no sync) is nn.BatchNorm3d's (cuDNN on GPU) unless
-# `train.plain_bn_impl` (triton or cuda_cpp) runs it through those kernels with one group.
+# `train.plain_bn_impl=triton` runs it through those kernels with one group.
 
 
 class MultigridBatchNorm3d(nn.BatchNorm3d):
@@ -83,7 +75,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             return super().forward(x)
         if self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
-        if plain:  # plain_impl triton or cuda_cpp: the sub-batch kernels with one group
+        if plain:  # plain_impl triton: the sub-batch kernels with one group
             return self._sub_batch_forward(x, self.plain_impl)
         if self.num_splits > 1:
             return self._sub_batch_forward(x, self.sub_batch_impl)
@@ -98,20 +90,7 @@ class MultigridBatchNorm3d(nn.BatchNorm3d):
             out, _, _ = triton_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
                                               self.running_var, self._update_factor())
             return out
-        if impl == "cuda_cpp":
-            out, _, _ = cuda_sub_batch_norm(x, self.weight, self.bias, k, self.eps, self.running_mean,
-                                            self.running_var, self._update_factor(), stats=False)
-            return out
-        if impl == "compiled":
-            out, group_mean, group_var = compiled_grouped_batch_norm(x, self.weight, self.bias, k, self.eps)
-        elif impl == "fused":
-            if not x.is_cuda:
-                raise ValueError("sub-batch BN with fused kernels (train.sub_batch_bn=fused) needs CUDA tensors; "
-                                 "use train.sub_batch_bn=auto on the CPU")
-            out, group_mean, group_var = fused_sub_batch_norm(x, self.weight, self.bias, k, self.eps)
-        else:
-            blocks = impl == "blocks" or (impl == "auto" and k <= self.max_block_splits)
-            out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k, blocks)
+        out, group_mean, group_var = self._sub_batch_by_batch_norm(x, k, blocks=k <= self.max_block_splits)
         with torch.no_grad():
             batch_mean = group_mean.mean(0)
             batch_var = group_var.mean(0) + group_mean.var(0, unbiased=False)
@@ -238,14 +217,8 @@ def set_bn_sub_batch_impl(bns: list[MultigridBatchNorm3d], impl: str) -> None:
 
 def require_bn_kernels_device(sub_batch_impl: str, plain_impl: str, device: torch.device) -> None:
     """SpecError, before any work, where train.sub_batch_bn or train.plain_bn_impl names CUDA kernels and the run's
-    device is not a GPU (train.device=auto on a machine without one), or names the C++ kernels and they cannot be
-    built here (which builds them now, not in the first step)."""
+    device is not a GPU (train.device=auto on a machine without one)."""
     if device.type == "cuda":
-        if "cuda_cpp" in (sub_batch_impl, plain_impl):
-            try:
-                cuda_extension()
-            except ExtensionUnavailable as error:
-                raise SpecError(str(error)) from error
         return
     if sub_batch_impl in SUB_BATCH_BN_CUDA_ONLY:
         raise SpecError(f"train.sub_batch_bn={sub_batch_impl} runs CUDA kernels, but no CUDA GPU is visible here. "

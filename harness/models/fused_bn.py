@@ -1,4 +1,4 @@
-"""BatchNorm modes on CUDA built from PyTorch's fused BN kernels (the ones torch.nn.SyncBatchNorm uses).
+"""Synchronised BatchNorm on CUDA built from PyTorch's fused BN kernels (the ones torch.nn.SyncBatchNorm uses).
 
 These aten ops (`batch_norm_stats`, `batch_norm_elemt`, `batch_norm_backward_reduce`, `batch_norm_backward_elemt`,
 ...) work in the input's dtype and memory format and exist for CUDA only; the portable paths stay in `bn.py` (and
@@ -13,12 +13,6 @@ forward   per-rank mean and 1/std in one pass (`batch_norm_stats`), one all-gath
           (`batch_norm_gather_stats_with_counts`), and one normalising pass (`batch_norm_elemt`);
 backward  per-rank sums of dy and dy·(x-mean) with the weight and bias gradients in one pass, one all-reduce
           of the two sums, and one pass for the input gradient.
-
-**Sub-batch BN.** The block path in `bn.py` runs cuDNN BN on each contiguous block of the batch and concatenates
-the outputs: a copy of the activation forward and another backward (autograd concatenates the blocks' input
-gradients). Here every block's statistics and normalisation go straight into slices of one output tensor (the
-`.out` kernel), which saves the forward copy; backward writes into one gradient tensor too, but through a copy
-(`batch_norm_backward_elemt` has no in-place kernel). 4k kernels per layer: cheap only under CUDA graphs.
 """
 
 from __future__ import annotations
@@ -81,56 +75,3 @@ def fused_synced_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.T
                             running_var: torch.Tensor, factor: float, eps: float,
                             group: dist.ProcessGroup | None) -> torch.Tensor:
     return FusedSyncedBatchNorm.apply(x, weight, bias, running_mean, running_var, factor, eps, group)
-
-
-class FusedSubBatchBatchNorm(torch.autograd.Function):
-    """y = BN(x) with statistics per contiguous block of `splits` equal blocks of the batch; returns (y, mean, var):
-    the blocks' means and unbiased variances, (splits, C) in fp32, for the running statistics."""
-
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int, eps: float):
-        x = x.contiguous(memory_format=dense_memory_format(x))  # a block of a dense tensor is a dense slab
-        blocks = x.chunk(splits)
-        out = torch.empty_like(x)
-        means, invstds = [], []
-        for block, out_block in zip(blocks, out.chunk(splits)):
-            mean, invstd = torch.batch_norm_stats(block, eps)
-            torch.batch_norm_elemt(block, weight, bias, mean, invstd, eps, out=out_block)
-            means.append(mean)
-            invstds.append(invstd)
-        mean, invstd = torch.stack(means), torch.stack(invstds)
-        per_channel = blocks[0].numel() // x.shape[1]  # values behind each block's statistic
-        ctx.save_for_backward(x, weight, mean, invstd)
-        ctx.splits, ctx.per_channel = splits, per_channel
-        var = (invstd.pow(-2) - eps) * (per_channel / max(per_channel - 1, 1))  # unbiased, as nn.BatchNorm keeps
-        ctx.mark_non_differentiable(mean, var)  # for the running statistics only
-        return out, mean, var
-
-    @staticmethod
-    def backward(ctx, grad_out: torch.Tensor, _mean_grad, _var_grad):
-        x, weight, mean, invstd = ctx.saved_tensors
-        grad_out = grad_out.contiguous(memory_format=dense_memory_format(x))
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        grad_x = torch.empty_like(x) if need_x else None
-        count = torch.full((1,), ctx.per_channel, dtype=torch.int32, device=x.device)  # a fill kernel: no sync
-        grad_w = grad_b = None
-        pieces = zip(x.chunk(ctx.splits), grad_out.chunk(ctx.splits),
-                     grad_x.chunk(ctx.splits) if need_x else [None] * ctx.splits)
-        for i, (block, g, grad_block) in enumerate(pieces):
-            sum_dy, sum_dy_xmu, gw, gb = torch.batch_norm_backward_reduce(g, block, mean[i], invstd[i], weight,
-                                                                          need_x, need_w, need_b)
-            if need_x:
-                # PyTorch has no in-place kernel for this one: its .out variant computes, then copies.
-                torch.ops.aten.batch_norm_backward_elemt.out(g, block, mean[i], invstd[i], weight, sum_dy,
-                                                             sum_dy_xmu, count, out=grad_block)
-            if need_w:
-                grad_w = gw if grad_w is None else grad_w + gw
-            if need_b:
-                grad_b = gb if grad_b is None else grad_b + gb
-        return grad_x, grad_w, grad_b, None, None
-
-
-def fused_sub_batch_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, splits: int,
-                         eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, block means, block unbiased variances) of sub-batch BN over `splits` contiguous blocks."""
-    return FusedSubBatchBatchNorm.apply(x, weight, bias, splits, eps)

@@ -1,7 +1,7 @@
 """What `train.step=auto` and `train.sub_batch_bn=auto` run: the eligible path that the profiles predict fastest.
 
 A run's candidates are every step mode and sub-batch BN implementation `auto` may pick on a GPU (CUDA graphs or
-compiled-and-graphed steps; cuDNN's BN per block, the Triton or the C++ kernels), minus the combinations the trainer
+compiled-and-graphed steps; cuDNN's BN per block or the Triton kernels), minus the combinations the trainer
 refuses. A candidate counts only if
 
 - it is *eligible*: every fast path in it (a step mode or BN implementation other than today's default) has passed
@@ -76,11 +76,9 @@ def fast_paths(step: str, sub_batch_bn: str) -> list[str]:
     return paths + ([] if sub_batch_bn == "auto" else [f"sub_batch_bn={sub_batch_bn}"])
 
 
-def choose(step: str, sub_batch_bn: str, run: RunShapes, card: str | None, evidence: Evidence | None,
-           unavailable: dict[str, str] | None = None) -> Choice:
+def choose(step: str, sub_batch_bn: str, run: RunShapes, card: str | None, evidence: Evidence | None) -> Choice:
     """The step mode and sub-batch BN implementation for `run` on `card` (None: no GPU), as `train.step` and
-    `train.sub_batch_bn` ask: a setting other than `auto` is kept as it is. `unavailable` names paths that cannot
-    run on this host (e.g. the C++ kernels where they do not build) with the reason."""
+    `train.sub_batch_bn` ask: a setting other than `auto` is kept as it is."""
     if step != "auto" and sub_batch_bn != "auto":
         return Choice(step, sub_batch_bn, "both set explicitly", card)
     if card is None:
@@ -93,21 +91,19 @@ def choose(step: str, sub_batch_bn: str, run: RunShapes, card: str | None, evide
     auto_paths = {f"step={s}" for s in steps if step == "auto"} | {f"sub_batch_bn={b}" for b in bns
                                                                    if sub_batch_bn == "auto"}
     evidence = evidence or Evidence()
-    unavailable = unavailable or {}
-    rows = [_candidate(s, b, run, evidence, auto_paths, unavailable) for s in steps for b in bns]
+    rows = [_candidate(s, b, run, evidence, auto_paths) for s in steps for b in bns]
     return _pick(default, rows, card, bool(evidence.step_ms))
 
 
-def _candidate(step: str, bn: str, run: RunShapes, evidence: Evidence, auto_paths: set[str],
-               unavailable: dict[str, str]) -> dict[str, Any]:
+def _candidate(step: str, bn: str, run: RunShapes, evidence: Evidence, auto_paths: set[str]) -> dict[str, Any]:
     """One candidate's row: its prediction, and why it does not count (`why_not`), if it does not."""
     row: dict[str, Any] = {"step": step, "sub_batch_bn": bn, "predicted_s": None, "compile_s": 0.0,
                            "compile_share": None, "eligible": None, "why_not": None}
     needed = [p for p in fast_paths(step, bn) if p in auto_paths]
     row["eligible"] = all(p in evidence.passed for p in needed)
     row["predicted_s"] = predicted_seconds(evidence.step_ms.get((step, bn, run.model)), run.iterations)
-    row["why_not"] = (_refused(step, bn, run) or next((unavailable[b] for b in (step, bn) if b in unavailable), None)
-                      or _not_proven(needed, evidence) or _not_predicted(row["predicted_s"], run))
+    row["why_not"] = (_refused(step, run) or _not_proven(needed, evidence)
+                      or _not_predicted(row["predicted_s"], run))
     if step in COMPILED_STEP_MODES and row["predicted_s"] is not None:
         per_shape = evidence.compile_s_per_shape.get(run.model)
         if per_shape is None:
@@ -129,10 +125,8 @@ def predicted_seconds(step_ms: dict[ShapeKey, float] | None, iterations: dict[Sh
     return sum(n * step_ms[key] / 1e3 for key, n in iterations.items())
 
 
-def _refused(step: str, bn: str, run: RunShapes) -> str | None:
-    """Why the trainer refuses this combination (harness.spec.validate), or None."""
-    if bn == "cuda_cpp" and step in COMPILED_STEP_MODES:
-        return "torch.compile cannot trace into the C++ BN"
+def _refused(step: str, run: RunShapes) -> str | None:
+    """Why the trainer refuses this step mode for the run (harness.spec.validate), or None."""
     if step == "compile_graphs" and run.num_gpus > 1:
         return "compiled graphs run on one GPU"
     return None

@@ -1,4 +1,4 @@
-"""How one training step's forward and backward run: eagerly, replayed from a CUDA graph per shape, or compiled.
+"""How one training step's forward and backward run: eagerly, or replayed from a CUDA graph per shape (compiled).
 
 Multigrid trains at a handful of batch shapes, all known from the Plan before training starts, so a step may be
 specialised per shape (`train.step`):
@@ -13,11 +13,10 @@ specialised per shape (`train.step`):
   allows: DDP built on the capture stream (`distributed.data_parallel`), at least 11 eager DDP iterations before the
   first capture, every rank capturing the same shapes in the same order (the Plan guarantees it), and the graphs
   released before the process group is destroyed (`release`).
-- ``compile``: ``torch.compile`` specialised on each shape. Its caches live in the data home
+- ``compile_graphs``: forward + backward through ``torch.compile`` specialised on each shape, captured into a CUDA
+  graph per shape (compiled during the capture's warm-up runs). Its caches live in the data home
   (`harness.paths.compile_cache_dir`), so a later process at the same shapes loads them; where a compiled step's
   compile time went is its `compile_cost`, which the trainer's record and `harness throughput` keep.
-- ``compile_graphs``: both: the compiled forward + backward captured into a CUDA graph per shape (compiled during the
-  capture's warm-up runs).
 
 ``auto`` picks ``eager`` on the CPU and, on a GPU, ``cuda_graphs`` unless a faster mode whose numerics test passed on
 that card is predicted to win, its compiling included (harness.train.choose). All compute the same function as
@@ -186,38 +185,9 @@ class _CompileCosted:
         return self.compile_meter.cost()
 
 
-class CompiledStep(_CompileCosted, EagerStep):
-    """Forward + backward through ``torch.compile`` (one specialisation per shape)."""
-
-    mode = "compile"
-
-    def __init__(self, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
-                 device: torch.device, shapes: int = 8) -> None:
-        self.compile_meter = CompileCostMeter()
-        super().__init__(compiled(net, shapes), optimizer, loss_fn, bf16, device)
-        self.seen: set[StepKey] = set()
-
-    @property
-    def specialisations(self) -> int:
-        return len(self.seen)
-
-    def __call__(self, clips: torch.Tensor, labels: torch.Tensor, key: StepKey) -> torch.Tensor:
-        if key in self.seen:
-            return self._forward_backward(clips, labels)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        start = time.perf_counter()
-        loss = self._forward_backward(clips, labels)  # the first call at a shape compiles it
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        self.setup_s += time.perf_counter() - start
-        self.seen.add(key)
-        return loss
-
-
 class CompiledGraphedStep(_CompileCosted, GraphedStep):
-    """The compiled forward + backward (CompiledStep's) captured into a CUDA graph per step key (GraphedStep's);
-    each shape compiles in the capture's warm-up runs, which setup_s counts."""
+    """The forward + backward through ``torch.compile`` (`compiled`) captured into a CUDA graph per step key
+    (GraphedStep's); each shape compiles in the capture's warm-up runs, which setup_s counts."""
 
     mode = "compile_graphs"
 
@@ -232,7 +202,7 @@ def require_step_device(mode: str, device: torch.device) -> None:
     """Raise SpecError (before any work, in the trainer) if `mode` cannot run on `device`."""
     if mode in GRAPHED_STEP_MODES and device.type != "cuda":
         raise SpecError(f"train.step={mode} replays CUDA graphs, but no CUDA GPU is visible here. "
-                        "Use train.step=eager (or compile).")
+                        "Use train.step=eager.")
 
 
 def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, bf16: bool,
@@ -241,8 +211,6 @@ def make_step(mode: str, net: nn.Module, optimizer: torch.optim.Optimizer, loss_
         return EagerStep(net, optimizer, loss_fn, bf16, device)
     if mode == "cuda_graphs":
         return GraphedStep(net, optimizer, loss_fn, bf16, device)
-    if mode == "compile":
-        return CompiledStep(net, optimizer, loss_fn, bf16, device, shapes)
     if mode == "compile_graphs":
         return CompiledGraphedStep(net, optimizer, loss_fn, bf16, device, shapes)
     raise ValueError(f"train.step must be one of {STEP_MODES}, got {mode!r}")

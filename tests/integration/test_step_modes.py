@@ -11,10 +11,10 @@ import torch
 
 from harness.models import build_model, multigrid_bns, set_bn_layout
 from harness.results import run_id
-from harness.spec import ModelSpec, RunSpec, SpecError, TrainSpec, spec_from_dict
+from harness.spec import ModelSpec, RunSpec, SpecError, TrainSpec, spec_from_record
 from harness.train.choose import RunShapes, choose
 from harness.train.loop import train
-from harness.train.step import make_step
+from harness.train.step import compiled, make_step
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -56,7 +56,7 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 @pytest.mark.gpu
 @needs_cuda
-@pytest.mark.parametrize("mode", ["cuda_graphs", "compile", "compile_graphs"])
+@pytest.mark.parametrize("mode", ["cuda_graphs", "compile_graphs"])
 def test_step_mode_trains_like_the_eager_step(mode):
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     # torch.compile takes about a minute per shape: the compiled modes get the sub-batch-BN shape only.
@@ -152,7 +152,7 @@ def test_cuda_graphs_run_on_gpus_in_one_process_or_several_and_are_refused_elsew
 def test_step_mode_changes_the_run_id_only_when_set():
     base = RunSpec(num_gpus=1)
     assert run_id(base) == run_id(base.replace(train=TrainSpec(step="eager")))
-    assert run_id(base) != run_id(base.replace(train=TrainSpec(step="compile")))
+    assert run_id(base) != run_id(base.replace(train=TrainSpec(step="cuda_graphs")))
     # Records written before train.step existed keep their ids (reproduce finds them, reports keep them).
     # (Those records now sit in proxy/epochs10_val400/, kept beside the current proxy's records.)
     records = sorted(Path(__file__).resolve().parents[2].glob("results/kinetics_ablation/proxy/**/*.json"))
@@ -161,7 +161,7 @@ def test_step_mode_changes_the_run_id_only_when_set():
     for path in records:
         record = json.loads(path.read_text())
         old += "step" not in record["spec"]["train"]
-        assert run_id(spec_from_dict(record["spec"])) == record["run_id"], path.name
+        assert run_id(spec_from_record(record["spec"])) == record["run_id"], path.name
     assert old >= 7, "the 1-GPU records from before train.step existed are missing"
 
 
@@ -251,11 +251,10 @@ def test_compiled_steps_keep_their_compile_cache_beside_the_data(tmp_path, monke
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     model = torch.nn.Linear(3, 2)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
+    compiled(model, shapes=1)
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "data" / "torch-compile")
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
-    make_step("compile", model, optimizer, torch.nn.functional.cross_entropy, False, torch.device("cpu"))
+    compiled(model, shapes=1)
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")
 
 
@@ -279,10 +278,13 @@ def test_profile_refuses_graphed_steps_on_the_cpu_before_timing(mode, capsys):
 
 
 def test_a_compiled_step_keeps_where_its_compile_time_went(tmp_path, monkeypatch, capsys):
-    """On the CPU (Inductor's C++ backend), a tiny model: the compiled step's record of its compilation, as
-    `harness throughput` and the trainer's record keep it."""
+    """On the CPU (Inductor's C++ backend), a tiny model compiled as compiled steps compile it: the record of its
+    compilation, as `harness throughput` and the trainer's record keep it."""
+    import time
+
     from harness.cli_measure import _print_compile_cost
     from harness.measure.throughput import time_mode
+    from harness.train.compile_cost import CompileCostMeter
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     torch._dynamo.reset()
@@ -290,9 +292,11 @@ def test_a_compiled_step_keeps_where_its_compile_time_went(tmp_path, monkeypatch
                                 torch.nn.Flatten(), torch.nn.Linear(4, 2))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     clips, labels = torch.randn(2, 3, 4, 8, 8), torch.tensor([0, 1])
-    _, setup_s, _, cost = time_mode("compile", model, optimizer, clips, labels, False, warmup=1, repeats=1)
+    meter, start = CompileCostMeter(), time.perf_counter()
+    torch.nn.functional.cross_entropy(compiled(model, shapes=1)(clips), labels).backward()
+    setup_s, cost = time.perf_counter() - start, meter.cost()
     assert cost["graphs"] == 1 and cost["inductor_cache_misses"] >= 2  # forward and backward, compiled afresh
     assert 0 < cost["tracing_s"] < cost["compile_s"] and 0 < cost["compile_s"] + cost["inductor_backward_s"] <= setup_s
     assert time_mode("plain", model, optimizer, clips, labels, False, warmup=1, repeats=1)[3] is None
-    _print_compile_cost({"model": "tiny", "batch": 2, "mode": "compile", "setup_s": setup_s, "compile": cost})
+    _print_compile_cost({"model": "tiny", "batch": 2, "mode": "compile_graphs", "setup_s": setup_s, "compile": cost})
     assert "1 graph(s): tracing" in capsys.readouterr().out

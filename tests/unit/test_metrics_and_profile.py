@@ -99,12 +99,12 @@ def test_profile_cli_writes_a_record(tmp_path):
     out = tmp_path / "profile.json"
     overrides = [f"{k}={json.dumps(v).replace(' ', '') if isinstance(v, list) else v}" for k, v in TINY.items()]
     done = subprocess.run(["harness", "profile", "--device", "cpu", "--repeats", "2", "--warmup", "1", "--out",
-                           str(out), "--plain-bn", "--sub-batch-bn", "interleaved", *overrides],
+                           str(out), "--plain-bn", "--sub-batch-bn", "auto", *overrides],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     record = json.loads(out.read_text())
     assert record["device"] == "cpu" and record["predicted_speedup"] > 0
-    assert record["spec"]["train"]["sub_batch_bn"] == "interleaved"
+    assert record["spec"]["train"]["sub_batch_bn"] == "auto"
     # --plain-bn: every sub-batch shape is timed with plain BN too; plain-BN shapes need no second timing.
     sub_batch = [row for row in record["shapes"] if row["bn_splits"] > 1]
     assert sub_batch and all(row["plain_bn_ms"] > 0 for row in sub_batch)

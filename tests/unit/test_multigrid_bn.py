@@ -10,7 +10,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.models import MultigridBatchNorm3d, build_model, multigrid_bns, set_bn_layout
-from harness.models.grouped_bn import grouped_batch_norm
 from harness.spec import ModelSpec
 
 
@@ -73,57 +72,6 @@ def test_sub_batch_bn_matches_independent_implementation(k, blocks):
     _check_against_independent(bn, k, blocks)
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("k", [2, 4, 8])
-def test_fused_sub_batch_bn_matches_independent_implementation_on_gpu(k):
-    bn = MultigridBatchNorm3d(6)
-    bn.sub_batch_impl = "fused"
-    _check_against_independent(bn, k, blocks=True, device="cuda")
-    # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result.
-    x = torch.randn(4 * k, 6, 3, 5, 5, device="cuda").contiguous(memory_format=torch.channels_last_3d)
-    plain = MultigridBatchNorm3d(6).cuda()
-    plain.load_state_dict(bn.state_dict())
-    plain.num_splits, plain.max_block_splits = k, k
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        fused_out = bn(x.bfloat16())
-    torch.testing.assert_close(fused_out.float(), plain(x), rtol=2e-2, atol=2e-2)
-
-
-@pytest.mark.parametrize("channels_last", [True, False], ids=["channels_last", "contiguous"])
-@pytest.mark.parametrize("k", [1, 2, 4, 8])
-def test_grouped_reduction_matches_independent_implementation(k, channels_last):
-    """The grouped-reduction sub-batch BN (what inductor compiles on GPU) run eagerly: outputs, gradients, group
-    statistics and memory format against the plain loop."""
-    torch.manual_seed(k)
-    fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
-    x = (torch.randn(2 * k, 5, 3, 4, 4) * torch.linspace(0.5, 3, 2 * k).view(-1, 1, 1, 1, 1)).contiguous(
-        memory_format=fmt).requires_grad_()
-    weight, bias = torch.rand(5, requires_grad=True), torch.randn(5, requires_grad=True)
-    out, group_mean, group_var = grouped_batch_norm(x, weight, bias, k, 1e-5)
-    x_ref, w_ref, b_ref = (t.detach().clone().requires_grad_() for t in (x, weight, bias))
-    ref, _, _ = independent_sub_bn(x_ref, w_ref, b_ref, k)
-    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
-    assert out.is_contiguous(memory_format=fmt) or not channels_last
-    blocks = x.detach().chunk(k)
-    torch.testing.assert_close(group_mean, torch.stack([b.mean((0, 2, 3, 4)) for b in blocks]))
-    torch.testing.assert_close(group_var, torch.stack([b.var((0, 2, 3, 4), unbiased=True) for b in blocks]))
-    grad = torch.randn_like(out)
-    out.backward(grad)
-    ref.backward(grad)
-    for ours, theirs in ((x.grad, x_ref.grad), (weight.grad, w_ref.grad), (bias.grad, b_ref.grad)):
-        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-4)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("k", [2, 4, 8])
-def test_compiled_sub_batch_bn_matches_independent_implementation_on_gpu(k):
-    bn = MultigridBatchNorm3d(6)
-    bn.sub_batch_impl = "compiled"
-    _check_against_independent(bn, k, blocks=True, device="cuda")
-
-
 # Run under TRITON_INTERPRET=1 (it must be set before triton is imported, hence a fresh process): the Triton
 # kernels on CPU tensors against sub-batch BN through F.batch_norm per block (itself checked against the loop above).
 _TRITON_ON_CPU = """
@@ -136,12 +84,12 @@ for k, fmt, shape in cases:
     torch.manual_seed(k)
     x = (torch.randn(shape) * torch.linspace(0.5, 3, shape[0]).view(-1, 1, 1, 1, 1) + 4).contiguous(memory_format=fmt)
     layers = []
-    for impl in ("triton", "blocks"):
+    for impl in ("triton", "auto"):  # auto: cuDNN per block up to max_block_splits groups
         bn = MultigridBatchNorm3d(shape[1])
         with torch.no_grad():
             bn.weight.copy_(torch.linspace(0.5, 1.5, shape[1]))
             bn.bias.copy_(torch.linspace(-1, 1, shape[1]))
-        bn.num_splits, bn.sub_batch_impl = k, impl
+        bn.num_splits, bn.sub_batch_impl, bn.max_block_splits = k, impl, k
         layers.append(bn)
     inputs = [x.clone().requires_grad_() for _ in layers]
     outs = [bn(xi) for bn, xi in zip(layers, inputs)]
@@ -188,9 +136,9 @@ torch.testing.assert_close(ours(x), plain(x))
 # precise BN (momentum None: the running statistics a cumulative average), and an input that needs no gradient
 # (the affine parameters' gradients alone), as the blocks implementation computes them
 layers = []
-for impl in ("triton", "blocks"):
+for impl in ("triton", "auto"):
     bn = MultigridBatchNorm3d(6, momentum=None)
-    bn.num_splits, bn.sub_batch_impl = 4, impl
+    bn.num_splits, bn.sub_batch_impl, bn.max_block_splits = 4, impl, 4
     layers.append(bn)
 for step in range(3):
     x = torch.randn(8, 6, 2, 3, 3) * (step + 1) + step
@@ -256,13 +204,12 @@ def test_triton_sub_batch_bn_says_it_needs_cuda_on_the_cpu():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("impl", ["triton", "cuda_cpp"])
 @pytest.mark.parametrize("k", [2, 3, 4, 8])
-def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl):
-    bn = MultigridBatchNorm3d(6)  # 6 channels: the C++ kernels' one-channel-at-a-time path
+def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl="triton"):
+    bn = MultigridBatchNorm3d(6)
     bn.sub_batch_impl = impl
     _check_against_independent(bn, k, blocks=True, device="cuda")
-    wide = MultigridBatchNorm3d(64)  # 64 float32 channels: four per load
+    wide = MultigridBatchNorm3d(64)
     wide.sub_batch_impl = impl
     _check_against_independent(wide, k, blocks=True, device="cuda", channels=64)
     # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result; and
@@ -270,7 +217,7 @@ def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl):
     x = torch.randn(4 * k, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d)
     ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()
     ours.num_splits, ours.sub_batch_impl = k, impl
-    ref.num_splits, ref.sub_batch_impl = k, "blocks"
+    ref.num_splits, ref.max_block_splits = k, k  # auto: cuDNN per block
     with torch.autocast("cuda", dtype=torch.bfloat16):
         out = ours(x.bfloat16())
     torch.testing.assert_close(out.float(), ref(x), rtol=2e-2, atol=2e-2)
@@ -290,9 +237,8 @@ def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("impl", ["triton", "cuda_cpp"])
-def test_kernel_plain_bn_trains_as_cudnn_on_gpu(impl):
-    # train.plain_bn_impl=triton or cuda_cpp: bf16 activations under autocast, as in training, within bf16 rounding
+def test_kernel_plain_bn_trains_as_cudnn_on_gpu(impl="triton"):
+    # train.plain_bn_impl=triton: bf16 activations under autocast, as in training, within bf16 rounding
     # of cuDNN's BN
     x = torch.randn(8, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d) * 3 + 1
     ours, ref = MultigridBatchNorm3d(64).cuda(), MultigridBatchNorm3d(64).cuda()

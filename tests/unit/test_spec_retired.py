@@ -39,3 +39,24 @@ def test_a_records_spec_at_another_value_of_a_retired_key_is_refused():
 def test_every_retired_entry_says_what_to_use_instead():
     for setting, retired in RETIRED.items():
         assert retired.instead and (("=" in setting) == (retired.default is None)), setting
+
+
+RETIRED_VALUES = [setting for setting in RETIRED if "=" in setting]
+
+
+@pytest.mark.parametrize("setting", RETIRED_VALUES)
+def test_a_retired_value_is_refused_with_what_to_use_instead(setting):
+    with pytest.raises(SpecError, match=rf"'{setting}' was retired: use .* docs/performance.md"):
+        compose([setting])
+
+
+@pytest.mark.parametrize("setting", RETIRED_VALUES)
+def test_a_records_spec_with_a_retired_value_reads_back_as_it_ran(setting):
+    key, value = setting.split("=")
+    section, name = key.split(".")
+    old = RunSpec().to_dict()
+    old[section][name] = value
+    spec = spec_from_record(old)
+    assert getattr(getattr(spec, section), name) == value and spec.to_dict() == old
+    with pytest.raises(SpecError, match="was retired"):
+        spec_from_dict(old)

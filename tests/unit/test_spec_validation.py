@@ -40,18 +40,10 @@ BAD = [
     ({"train.eval_clips": 0}, "train.eval_clips", ">= 1 or null"),
     ({"solver.momentum": 2.0}, "solver.momentum", "in [0, 1)"),  # accepted, the run diverged a while in
     ({"train.sub_batch_bn": "trition"}, "train.sub_batch_bn", "Did you mean 'triton'"),
-    ({"train.sub_batch_bn": "fused", "train.device": "cpu"}, "train.sub_batch_bn=fused", "train.sub_batch_bn=auto"),
+    ({"train.sub_batch_bn": "triton", "train.device": "cpu"}, "train.sub_batch_bn=triton", "train.sub_batch_bn=auto"),
     ({"train.plain_bn_impl": "tritn"}, "train.plain_bn_impl", "Did you mean 'triton'"),
     ({"train.plain_bn_impl": "triton", "train.device": "cpu"}, "train.plain_bn_impl=triton",
      "train.plain_bn_impl=cudnn"),
-    ({"train.sub_batch_bn": "cuda_cpp", "train.device": "cpu"}, "train.sub_batch_bn=cuda_cpp",
-     "train.sub_batch_bn=auto"),
-    ({"train.plain_bn_impl": "cuda_cpp", "train.device": "cpu"}, "train.plain_bn_impl=cuda_cpp",
-     "train.plain_bn_impl=cudnn"),
-    ({"train.sub_batch_bn": "cuda_cpp", "train.step": "compile_graphs"}, "train.sub_batch_bn=cuda_cpp",
-     "train.sub_batch_bn=auto with compiled steps"),
-    ({"train.plain_bn_impl": "cuda_cpp", "train.step": "compile"}, "train.plain_bn_impl=cuda_cpp",
-     "train.plain_bn_impl=cudnn with compiled steps"),
 ]
 
 
