@@ -9,7 +9,7 @@ from harness.cli import main
 from harness.cli_train import accuracy_line
 from harness.config import compose
 from harness.schedule import build_plan
-from harness.train.loop import phase_shapes
+from harness.train.progress import phase_shapes
 
 from .conftest import smoke_overrides
 

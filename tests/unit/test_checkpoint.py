@@ -14,8 +14,8 @@ from harness.config import compose
 from harness.data.clip_dataset import BadVideoLog
 from harness.spec import SpecError
 from harness.train import checkpoint as ckpt
-from harness.train.loop import TrainState, _checkpoint_payload
 from harness.train.meter import RunMeter
+from harness.train.train_state import TrainState, checkpoint_payload
 
 
 def _payload() -> dict:
@@ -29,7 +29,7 @@ def _payload() -> dict:
     state = TrainState(7, meter, [{"epoch": 1, "iteration": 7, "top1": 12.5, "videos": 8}], 0, [1.25], [0.5, 1.0])
     bad = BadVideoLog()
     bad.update([("a.mp4", "empty: a.mp4 is empty")])
-    return _checkpoint_payload(model, optimizer, state, compose(["output_dir=/tmp/x"]), bad)
+    return checkpoint_payload(model, optimizer, state, compose(["output_dir=/tmp/x"]), bad)
 
 
 def test_payload_loads_with_weights_only_and_restores_every_rng(tmp_path):

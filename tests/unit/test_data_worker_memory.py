@@ -40,9 +40,8 @@ def test_freed_clip_memory_is_reused_not_faulted_in_again():
 
 
 def test_the_trainers_loader_workers_keep_their_memory():
-    from harness.config import compose
-    from harness.train.loop import _run_loader
+    from harness.train.loaders import run_loader
 
-    loader = _run_loader(compose(["scale=smoke"]), list(range(4)), 1, batch_size=2)
+    loader = run_loader(list(range(4)), 1, batch_size=2)
     assert loader.worker_init_fn is loader_worker_init
     assert sorted(int(x) for batch in loader for x in batch) == [0, 1, 2, 3]  # the workers start with it
