@@ -13,7 +13,6 @@ import pytest
 from harness.data.cache_build import _current, build_frame_cache
 from harness.data.cache_format import CACHE_FORMAT, CACHE_VERSION, INDEX
 from harness.data.cache_read import FrameCache
-from harness.data.clip_dataset import _require_frame_times
 from harness.data.headers import FIELDS, HEADERS, load_headers
 from harness.data.low_res import open_low_res_copies
 from harness.data.prepare import MANIFEST, prepare_dataset
@@ -62,11 +61,6 @@ def test_a_smaller_copy_whose_prepare_json_is_no_record_is_named(tmp_path, manif
     (copy / MANIFEST).write_text(manifest)
     with pytest.raises(SpecError, match=f"data.low_res_copies: {copy} holds no readable prepare.json; make"):
         open_low_res_copies([str(copy)], tmp_path / "root")
-
-
-def test_a_prepare_json_of_another_shape_is_no_copy_for_torchcodec(tmp_path):
-    (tmp_path / MANIFEST).write_text('["settings"]')
-    _require_frame_times(tmp_path, "torchcodec")  # not a copy keeping every k-th frame: no refusal
 
 
 def test_headers_json_of_another_shape_or_with_non_finite_values_only_costs_the_header_reads(tmp_path):
