@@ -154,9 +154,10 @@ class ScalingRecord(Record):
 @dataclass(kw_only=True)
 class DataBenchRecord(Record):
     """Loader clips/s per planned shape and worker count (`harness data bench`): results/data_bench/*.json.
-    Version 2: provenance in the block (version 1 kept it at the top level, the commit under `git_commit`)."""
+    Version 2: provenance in the block (version 1 kept it at the top level, the commit under `git_commit`); version
+    2 records of the retired NVDEC paths also hold nvdec_threads and nvdec_access. Version 3: neither."""
 
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
     kind: str = field(default="data-bench", init=False)
     preset: str | None  # the synthetic preset the dataset was made with, if any
     dataset: dict[str, Any]  # name, root, videos
@@ -168,8 +169,6 @@ class DataBenchRecord(Record):
     prepared: str | None = None  # the `harness data prepare` copy measured beside the source, if any
     # Shapes the plan trains: more than len(shapes) where the bench was cut off (None in records made before).
     planned_shapes: int | None = None
-    nvdec_threads: int | None = None  # NVDEC decoding threads of the nvdec paths (None: none measured)
-    nvdec_access: str | None = None  # how the nvdec paths asked for frames: indices or window (None: none measured)
 
 
 @dataclass(kw_only=True)
