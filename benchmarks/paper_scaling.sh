@@ -32,7 +32,7 @@ scaling() {  # GPUS STEP [IMPL]: one `harness scaling` record at 8 clips per GPU
 }
 stage() {
   case $1 in
-    throughput@*) CUDA_VISIBLE_DEVICES=${1#throughput@} throughput steps --modes plain eager cuda_graphs compile \
+    throughput@*) CUDA_VISIBLE_DEVICES=${1#throughput@} throughput steps --modes plain eager cuda_graphs \
       --batches 8 32 --kernels 12 ;;
     *) IFS=: read -r gpus step impl <<< "$1"; scaling $gpus $step $impl ;;
   esac

@@ -9,7 +9,7 @@
 # REPEATS and WARMUP (timed and untimed steps per shape, default harness profile's). Each profile starts only with
 # 100 s left, in the order step, implementation, suite.
 #   e.g. STEPS=eager IMPLS=triton SUITES="kinetics_ablation kinetics_models ssv2 charades": eager Triton kernels
-#   IMPLS="triton auto compiled": the sub-batch BN implementations side by side under CUDA graphs and eagerly
+#   IMPLS="triton auto": the sub-batch BN implementations side by side under CUDA graphs and eagerly
 # Records: OUT_DIR/profile/<scale>_<step>_<card>[_<impl>]/<suite>.json (results/profile/), a log beside each.
 here=$(dirname "$0")
 source "$here/_common.sh"
