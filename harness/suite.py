@@ -2,7 +2,7 @@
 
 A suite run is a recipe plus overrides; a scale turns the composed recipe into override strings
 (frames, pixels, epochs, widths, batch, data) so that the same suite runs on a CPU (`smoke`),
-one GPU (`proxy`) or a cluster (`paper`, unchanged). Everything here is pure; reproduce.py does I/O.
+one GPU (`proxy`) or a cluster (`paper`, unchanged). Everything here is pure; harness.reproduce does I/O.
 """
 
 from __future__ import annotations
