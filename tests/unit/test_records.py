@@ -244,3 +244,13 @@ def test_every_committed_measurement_record_passes_its_reader():
     for read, paths in found.items():
         for path in paths:
             read(path)
+
+
+def test_the_kernel_groups_records_read_are_those_the_profiler_sorts_into():
+    # records.py restates the groups (in the order tables show them) because the report layer must not import the
+    # profiler, which imports torch
+    from harness.measure.kernels import GROUPS
+    from harness.records import KERNEL_GROUPS
+
+    assert sorted(KERNEL_GROUPS) == sorted([*(group for group, _ in GROUPS), "other"])
+    assert len(set(KERNEL_GROUPS)) == len(KERNEL_GROUPS)
