@@ -119,17 +119,22 @@ def test_evidence_is_read_from_suite_profiles_throughput_records_and_the_numeric
     assert [p["iterations"] for p in json.loads((tmp_path / "numerics/fast_paths.json").read_text())["passes"]] == [30]
 
 
-def test_the_committed_records_keep_todays_choice_until_a_numerics_pass_is_recorded():
+def test_the_committed_records_pick_the_triton_bn_for_paper_multigrid_on_an_h200_only_after_its_pass():
+    from dataclasses import replace
+
     from harness.schedule import build_plan
     from harness.suite import load_scale, load_suite, resolve_suite
 
     runs = resolve_suite(load_suite("kinetics_ablation"), load_scale("paper"), [], data_root="/nonexistent",
                          pretrained="<none>")
     spec = next(r.spec for r in runs if r.spec and r.run.variant == "multigrid")
+    shapes = run_shapes(build_plan(spec), spec.model.label, 1)
     evidence = card_evidence(CARD)
-    choice = choose("auto", "auto", run_shapes(build_plan(spec), spec.model.label, 1), CARD, evidence)
-    assert evidence.passed == frozenset()  # no GPU run has recorded a pass yet
-    assert (choice.step, choice.sub_batch_bn) == ("cuda_graphs", "auto")
-    faster = [r for r in choice.candidates if r["predicted_s"] and r["predicted_s"] < _row(choice, "cuda_graphs",
-                                                                                          "auto")["predicted_s"]]
-    assert faster and all("numerics test not passed" in r["why_not"] for r in faster)
+    assert "sub_batch_bn=triton" in evidence.passed  # recorded by the GPU numerics test
+    choice = choose("auto", "auto", shapes, CARD, evidence)
+    assert (choice.step, choice.sub_batch_bn) == ("cuda_graphs", "triton")
+    assert _row(choice, "cuda_graphs", "triton")["predicted_s"] < _row(choice, "cuda_graphs", "auto")["predicted_s"]
+    # The same profiles without the pass keep today's default: speed alone never makes a path eligible.
+    unproven = choose("auto", "auto", shapes, CARD, replace(evidence, passed=frozenset()))
+    assert (unproven.step, unproven.sub_batch_bn) == ("cuda_graphs", "auto")
+    assert "numerics test not passed" in _row(unproven, "cuda_graphs", "triton")["why_not"]
