@@ -70,14 +70,14 @@ class PrepareSettings:
     # for the others (harness.cli_data.strides_off_the_step lists those that do), and each clip decodes k times
     # fewer frames.
     frame_step: int = 1
-    # x264's fastdecode tuning (no CABAC, no deblocking filter, no weighted prediction): on a 2-core CPU a 32x224
-    # clip of Kinetics-like video decoded 1.4-2x faster for some 10% more bytes (README, `harness data prepare`);
-    # None encodes with x264's defaults.
+    # x264's fastdecode tuning (no CABAC, no deblocking filter, no weighted prediction): clips decode faster for a
+    # few more bytes (`harness data bench --prepared` times both copies; prepare prints the storage ratio); None
+    # encodes with x264's defaults.
     tune: str | None = "fastdecode"
     # B-frames between reference frames: a fixed number (no adaptive placement) and none of them a reference (no
     # B-pyramid), so that three of every four frames are frames the reader leaves out unless a clip shows them
-    # (harness.data.decode): a clip of 8 frames at stride 2-8 decodes about 40% fewer frames, for some 3% more
-    # bytes. None: x264's adaptive B-frames with its pyramid (about a third of the frames could be left out).
+    # (harness.data.decode): a clip at a stride above 1 decodes fewer frames, for a few more bytes. None: x264's
+    # adaptive B-frames with its pyramid, fewer of which the reader can leave out.
     b_frames: int | None = 3
 
 

@@ -21,8 +21,8 @@ def _converts_on_one_thread() -> dict[str, int]:
 
 
 # PyAV's converter defaults to a thread per CPU for every frame it converts (threads=0, 'auto'). Loader workers
-# already run one per core, so each would start all cores' threads: on 2 cores a second process raised the clip
-# rate 1.13x with that default and 1.96x with one thread each (benchmarks/pyav_scaling.py measures it per host).
+# already run one per core, so each would start all cores' threads and the processes would stop scaling
+# (benchmarks/pyav_scaling.py measures it per host: results/loader/pyav_scaling_*.json).
 _ONE_THREAD = _converts_on_one_thread()
 
 
