@@ -360,8 +360,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=COUNT, default=1, help="decoder threads per clip")
     bench.add_argument("--min-seconds", type=_seconds, default=3.0, metavar="S",  # data_bench.MIN_TIMED_S, no torch
                        help="time each loader path's stream of batches for at least S seconds, and at least one "
-                            "batch of each of its clips (default 3: a fast path delivers 360 clips in a fraction of "
-                            "a second); 0: those clips once")
+                            "batch of each of its clips (default 3, longer than a fast path takes for its clips "
+                            "once); 0: those clips once")
     bench.add_argument("--low-res", action="append", type=path, metavar="DIR",
                        help="with --prepared: also measure the prepared copy with this copy at a smaller short side "
                             "(harness data prepare --short-side N; repeatable), as data.low_res_copies reads them "
