@@ -22,7 +22,7 @@ from harness.data.check import check_dataset
 from harness.data.clip_dataset import VideoClipDataset
 from harness.data.sampler import ClipRequest
 from harness.spec import SpecError, spec_from_dict
-from tests.integration.test_data_support import small_spec, truncate, write_kinetics_list, write_video
+from tests.integration.video_files import small_spec, truncate, write_kinetics_list, write_video
 
 # Sources unlike the synthetic data: other codecs, containers, frame rates, sizes, a rotated phone video.
 GOOD = {"odd/vp9.webm": {"n": 20, "fps": 24, "codec": "libvpx-vp9"},

@@ -14,7 +14,7 @@ from harness.data.errors import DataError
 from harness.data.sampler import ClipRequest, first_iteration_of_epoch
 from harness.data.transforms import resize_crop
 from harness.schedule import iteration
-from tests.integration.test_data_support import small_plan, truncate, write_kinetics_list, write_video
+from tests.integration.video_files import small_plan, truncate, write_kinetics_list, write_video
 
 
 @pytest.fixture(scope="module")

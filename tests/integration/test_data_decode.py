@@ -18,7 +18,7 @@ from harness.data.errors import VideoError
 from harness.data.rgb import to_rgb, to_rgb_box, to_rgb_boxes
 from harness.data.scan import scan_video
 from harness.data.transforms import CropBox
-from tests.integration.test_data_support import frames_pattern, truncate, write_video
+from tests.integration.video_files import frames_pattern, truncate, write_video
 
 
 def _index(frames: torch.Tensor) -> list[int]:

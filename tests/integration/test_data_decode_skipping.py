@@ -12,7 +12,7 @@ import torch
 
 from harness.data.decode import VideoReader
 from harness.data.prepare import PrepareSettings, reencode
-from tests.integration.test_data_support import frames_pattern, write_video
+from tests.integration.video_files import frames_pattern, write_video
 
 # A fixed GOP of three B-frames between references, none of them a reference (as `harness data prepare` encodes).
 FIXED_B_FRAMES = "keyint=16:min-keyint=16:scenecut=0:bframes=3:b-adapt=0:b-pyramid=none"

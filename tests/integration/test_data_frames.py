@@ -19,7 +19,7 @@ from harness.data.errors import VideoError
 from harness.data.frames import FrameFiles, FrameListReader, FrameListRecord, scan_frames
 from harness.data.sampler import ClipRequest
 from harness.spec import spec_from_dict
-from tests.integration.test_data_support import frames_pattern, small_spec, write_video
+from tests.integration.video_files import frames_pattern, small_spec, write_video
 
 HEADER = "original_vido_id video_id frame_id path labels\n"
 SSV2_LABELS = {"Pushing something from left to right": "0", "Putting something on a surface": "1",

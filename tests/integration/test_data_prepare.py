@@ -20,7 +20,7 @@ from harness.data.prepare import encoded_size, prepare_dataset
 from harness.data.scan import scan_video
 from harness.records import PrepareRecord
 from harness.spec import SpecError
-from tests.integration.test_data_support import truncate, write_kinetics_list
+from tests.integration.video_files import truncate, write_kinetics_list
 
 
 def keyframes(path) -> list[int]:
@@ -210,7 +210,7 @@ def _red(clip) -> list[int]:
 def test_a_copy_keeping_every_other_frame_reads_the_sources_frames_at_their_times(tmp_path, suffix):
     from harness.data.decode import VideoReader
     from harness.data.prepare import PrepareSettings, reencode
-    from tests.integration.test_data_support import write_video
+    from tests.integration.video_files import write_video
 
     source = write_video(tmp_path / "src.mp4", n=16, fps=15)
     copy = tmp_path / f"copy{suffix}"
@@ -230,7 +230,7 @@ def test_a_copy_keeping_every_fourth_frame_gives_the_kept_frame_nearest_each_tim
     from harness.data.clip_plan import nearest_frame_indices
     from harness.data.decode import VideoReader
     from harness.data.prepare import PrepareSettings, reencode
-    from tests.integration.test_data_support import write_video
+    from tests.integration.video_files import write_video
 
     copy = tmp_path / "copy.mp4"
     reencode(write_video(tmp_path / "src.mp4", n=16, fps=15), copy, PrepareSettings(None, 2, frame_step=4))
@@ -243,7 +243,7 @@ def test_a_copy_keeping_every_fourth_frame_gives_the_kept_frame_nearest_each_tim
 def test_windows_between_kept_frames_seek_instead_of_decoding_from_the_start(tmp_path, monkeypatch):
     from harness.data.decode import VideoReader
     from harness.data.prepare import PrepareSettings, reencode
-    from tests.integration.test_data_support import write_video
+    from tests.integration.video_files import write_video
 
     copy = tmp_path / "copy.mp4"
     reencode(write_video(tmp_path / "src.mp4", n=16, fps=15), copy, PrepareSettings(None, 2, frame_step=2))
@@ -288,7 +288,7 @@ def test_a_copy_prepared_before_frame_steps_existed_resumes(dataset, tmp_path):
 def test_prepare_skips_a_cut_source_that_would_re_encode_into_a_copy_that_looks_whole(tmp_path, suffix, codec):
     # A cut WebM or AVI decodes without an error up to the cut; re-encoded, the copy would be a shorter video that
     # passes every check. It is skipped and listed, as `harness data check` names the source truncated.
-    from tests.integration.test_data_support import write_video
+    from tests.integration.video_files import write_video
 
     root = tmp_path / "src"
     whole = write_video(root / f"whole.{suffix}", n=30, codec=codec)

@@ -12,7 +12,7 @@ from harness.data import AnnotationError, VideoClipDataset, load_annotations
 from harness.data.clip_dataset import collate_clips, collate_eval
 from harness.data.sampler import ClipRequest
 from harness.spec import SpecError, spec_from_dict
-from tests.integration.test_data_support import small_spec, write_kinetics_list, write_video
+from tests.integration.video_files import small_spec, write_kinetics_list, write_video
 
 
 def _request(i: int, t: int = 4, s: int = 16) -> ClipRequest:

@@ -20,7 +20,7 @@ from harness.data.synth.make import make_synthetic_dataset
 from harness.data.synth.render import render_video
 from harness.records import DataBenchRecord
 from harness.spec import SpecError
-from tests.integration.test_data_support import truncate, write_video
+from tests.integration.video_files import truncate, write_video
 
 TINY = {"classes": 4, "videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
 

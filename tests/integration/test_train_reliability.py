@@ -16,7 +16,7 @@ from harness.train import checkpoint as ckpt
 from harness.train.loop import train
 
 from .conftest import smoke_overrides, tiny_synthetic
-from .test_data_support import write_video
+from .video_files import write_video
 
 
 @pytest.fixture(scope="module")

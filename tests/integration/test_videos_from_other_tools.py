@@ -27,7 +27,7 @@ from harness.data.errors import VideoError
 from harness.data.prepare import PrepareSettings, VideoFailed, reencode
 from harness.data.sampler import ClipRequest
 from harness.data.scan import scan_video
-from tests.integration.test_data_support import frames_pattern, truncate
+from tests.integration.video_files import frames_pattern, truncate
 
 N = 16  # frames of every test video
 
