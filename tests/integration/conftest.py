@@ -1,4 +1,5 @@
-"""Fixtures for CPU end-to-end tests: one tiny synthetic video dataset per test session."""
+"""Fixtures for CPU end-to-end tests: one tiny synthetic video dataset per test session, and a smaller one per test
+module that asks for it."""
 
 from __future__ import annotations
 
@@ -24,6 +25,20 @@ def tiny_synthetic(tmp_path_factory, name: str, videos: int, val_videos: int) ->
 def synth_root(tmp_path_factory) -> Path:
     """32 train / 8 val synthetic videos."""
     return tiny_synthetic(tmp_path_factory, "synth", videos=32, val_videos=8)
+
+
+# The `synth` fixture's dataset: 8 train / 4 val videos of 8 frames at 32×48, 4 classes.
+TINY = {"classes": 4, "videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    """The TINY synthetic dataset, made once per test module: a test that changes it works on a copy."""
+    from harness.data.synth.make import make_synthetic_dataset
+
+    out = tmp_path_factory.mktemp("synth")
+    make_synthetic_dataset(out, "smoke", progress=False, **TINY)
+    return out
 
 
 def smoke_overrides(root: Path, out: Path, *extra: str) -> list[str]:
