@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +12,6 @@ import pytest
 import torch
 from torchvision.transforms.v2 import functional as TF
 
-from harness import cli_data
 from harness.cli import main
 from harness.data import VideoReader, load_annotations
 from harness.data.cache_build import _assemble, _build_chunk, _prepare_build, build_frame_cache
@@ -22,6 +20,7 @@ from harness.data.check import check_dataset
 from harness.data.clip_dataset import VideoClipDataset
 from harness.data.sampler import ClipRequest
 from harness.spec import SpecError, spec_from_dict
+from tests.integration.data_cli import harness
 from tests.integration.video_files import small_spec, truncate, write_kinetics_list, write_video
 
 # Sources unlike the synthetic data: other codecs, containers, frame rates, sizes, a rotated phone video.
@@ -282,13 +281,6 @@ def test_a_finished_chunk_whose_shard_is_short_is_decoded_again(twenty, tmp_path
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh.iterdir())
     for name in ("frames-00000.u8", "frames-00001.u8", "times.npy"):
         assert (out / name).read_bytes() == (fresh / name).read_bytes()
-
-
-def harness(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="harness")
-    cli_data.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
 
 
 def test_cli_cache_and_bench_with_the_cache(tmp_path, capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -11,7 +10,6 @@ import pytest
 import torch
 from PIL import Image
 
-from harness import cli_data
 from harness.data import AnnotationError, VideoClipDataset, load_annotations
 from harness.data.check import check_dataset
 from harness.data.clip_dataset import Sampling, collate_clips, collate_eval
@@ -19,19 +17,12 @@ from harness.data.errors import VideoError
 from harness.data.frames import FrameFiles, FrameListReader, FrameListRecord, scan_frames
 from harness.data.sampler import ClipRequest
 from harness.spec import spec_from_dict
+from tests.integration.data_cli import harness
 from tests.integration.video_files import frames_pattern, small_spec, write_video
 
 HEADER = "original_vido_id video_id frame_id path labels\n"
 SSV2_LABELS = {"Pushing something from left to right": "0", "Putting something on a surface": "1",
                "Turning something upside down": "2"}
-
-
-def harness(*argv: str) -> int:
-    """`harness data ...` through the registered parser (as test_data_synth_and_cli)."""
-    parser = argparse.ArgumentParser(prog="harness")
-    cli_data.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
 
 
 def _index(frames: torch.Tensor) -> list[int]:

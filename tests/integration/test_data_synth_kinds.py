@@ -4,14 +4,13 @@ each dataset's recipe on them, and the scales making the kind of a suite's datas
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from harness import cli_data, cli_train
+from harness import cli_train
 from harness.config import compose
 from harness.data import load_annotations, scan_video
 from harness.data.clip_dataset import VideoClipDataset
@@ -22,14 +21,9 @@ from harness.spec import SpecError
 from harness.suite import load_scale, load_suite, resolve_suite, scale_overrides, suite_scale
 from harness.train.loop import train
 
+from .data_cli import harness
+
 TINY = {"videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
-
-
-def harness(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="harness")
-    cli_data.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
 
 
 def recipe_at_smoke(recipe: str, root: Path, out: Path, *extra: str):
