@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 from harness.spec import RunSpec, spec_from_dict
@@ -20,3 +21,8 @@ def spec(**dotted: Any) -> RunSpec:
 
 
 BASELINE = {"multigrid.long_cycle": False, "multigrid.short_cycle": False}
+
+
+def run(*args):
+    """Run a command, its output captured as text; two minutes at most."""
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120)

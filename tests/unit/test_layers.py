@@ -1,5 +1,5 @@
-"""The layer rule's promises that the import graph alone does not show: reports load no torch, and the harness's
-locations come from harness.paths."""
+"""The layer rule's promises that the import graph alone does not show: reports and the schedule load no torch, and
+the harness's locations come from harness.paths."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from .helpers import run
 
 REPO = Path(__file__).resolve().parents[2]
 # Printed last by the code under test: the torch and torchvision modules loaded by then.
@@ -35,6 +37,13 @@ def test_making_a_report_imports_no_torch(tmp_path):
             f"write_report('kinetics_ablation', out_dir=Path({str(tmp_path)!r}), force=True)")
     assert _loaded(code) == "loaded:"
     assert (tmp_path / "kinetics_ablation" / "index.html").is_file()
+
+
+def test_schedule_does_not_import_torch():
+    code = ("import sys, harness.schedule, harness.config, harness.cli; "
+            "assert 'torch' not in sys.modules, 'harness.schedule must stay torch-free'")
+    out = run(sys.executable, "-c", code)
+    assert out.returncode == 0, out.stderr
 
 
 def test_locations_follow_their_environment_variables(monkeypatch, tmp_path):
