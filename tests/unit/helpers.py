@@ -22,6 +22,11 @@ def spec(**dotted: Any) -> RunSpec:
 
 BASELINE = {"multigrid.long_cycle": False, "multigrid.short_cycle": False}
 
+# A run small enough to profile on a CPU: a 1/16-wide I3D at 8×32², 200 videos of 5 classes, a 4-epoch recipe.
+TINY = {"model.name": "i3d_r50", "model.width": 1 / 16, "data.num_frames": 8, "data.crop_size": 32,
+        "data.jitter": [36, 48], "num_gpus": 1, "solver.batch_size": 2, "data.train_videos": 200,
+        "solver.steps": [0, 2, 3], "solver.max_epoch": 4, "solver.warmup_epochs": 0.0, "data.num_classes": 5}
+
 
 def run(*args):
     """Run a command, its output captured as text; two minutes at most."""

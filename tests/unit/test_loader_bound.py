@@ -16,8 +16,7 @@ from harness.schedule import baseline_spec, build_plan
 from harness.schedule.trained import iterations_by_shape
 from harness.spec import SpecError
 
-from .helpers import spec
-from .test_metrics_and_profile import TINY
+from .helpers import TINY, spec
 
 
 def _step_ms(plan):

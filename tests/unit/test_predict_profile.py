@@ -1,12 +1,9 @@
-"""Evaluation metrics against brute-force definitions, and `harness profile` on a tiny model (CPU)."""
+"""`harness profile` (harness.measure.predict) on a tiny model on the CPU: every planned shape timed and predicted."""
 
-import contextlib
-import itertools
 import json
 import subprocess
 
 import pytest
-import torch
 
 from harness.measure.predict import profile_plan, profile_summary
 from harness.models import build_model
@@ -14,64 +11,8 @@ from harness.models.flops import count_flops
 from harness.records import PlanProfileRecord
 from harness.schedule import build_plan
 from harness.schedule.trained import iterations_by_shape
-from harness.train.evaluate import evaluate, mean_average_precision, topk_accuracy
 
-from .helpers import spec
-
-
-def test_topk_accuracy():
-    scores = torch.tensor([[0.1, 0.5, 0.4], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5], [0.3, 0.4, 0.3]])
-    labels = torch.tensor([2, 0, 0, 2])
-    acc = topk_accuracy(scores, labels, ks=(1, 2))
-    assert acc["top1"] == pytest.approx(25.0)  # only row 1 is right at top-1
-    assert acc["top2"] == pytest.approx(50.0)  # rows 0 and 1 (row 3's label ties for 2nd place and loses)
-    assert topk_accuracy(scores, labels, ks=(5,))["top5"] == pytest.approx(100.0)  # k above the classes
-
-
-def test_a_video_with_a_view_that_could_not_be_read_is_left_unscored():
-    # A cut-off video's early views decode and its later ones do not: it was scored on the views it kept.
-    def batch(videos, valid, clips):
-        return {"clips": torch.tensor(clips, dtype=torch.float32), "video": torch.tensor(videos),
-                "valid": torch.tensor(valid), "labels": torch.tensor([1, 0, 1])[torch.tensor(videos)],
-                "failures": [(f"v{v}.mp4", "truncated") for v, ok in zip(videos, valid) if not ok]}
-
-    # Two views per video; the 'model' passes the clip on as the class scores. Video 0 is right in both views,
-    # video 1 right in the view that was read, video 2 right in one view of two.
-    loader = [batch([0, 0, 1], [True, True, True], [[0, 9], [0, 9], [9, 0]]),
-              batch([1, 2, 2], [False, True, True], [[0, 0], [9, 0], [0, 1]])]
-    failures = []
-    result = evaluate(torch.nn.Identity(), loader, 3, 2, False, lambda x: x, contextlib.nullcontext(),
-                      torch.device("cpu"), False, on_failures=failures.extend)
-    assert result["videos"] == 3 and result["videos_scored"] == 2  # video 1 is left out
-    assert result["top1"] == pytest.approx(50.0)  # video 0 right, video 2's mean of its views wrong
-    assert failures == [("v1.mp4", "truncated")]
-
-
-def _average_precision(scores, positives):
-    """AP by its definition: mean over positives of the precision at each positive's rank."""
-    order = sorted(range(len(scores)), key=lambda i: -scores[i])
-    hits, total = 0, 0.0
-    for rank, i in enumerate(order, 1):
-        if positives[i]:
-            hits += 1
-            total += hits / rank
-    return total / max(1, sum(positives))
-
-
-def test_mean_average_precision_matches_definition():
-    torch.manual_seed(0)
-    scores = torch.rand(12, 4)
-    targets = (torch.rand(12, 4) > 0.6).float()
-    targets[:, 3] = 0  # a class without positives is left out, as the Charades evaluation does
-    expected = [_average_precision(scores[:, c].tolist(), targets[:, c].tolist()) for c in range(3)]
-    assert mean_average_precision(scores, targets) == pytest.approx(100 * sum(expected) / 3)
-    perfect = torch.eye(4)
-    assert mean_average_precision(perfect, perfect) == pytest.approx(100.0)
-
-
-TINY = {"model.name": "i3d_r50", "model.width": 1 / 16, "data.num_frames": 8, "data.crop_size": 32,
-        "data.jitter": [36, 48], "num_gpus": 1, "solver.batch_size": 2, "data.train_videos": 200,
-        "solver.steps": [0, 2, 3], "solver.max_epoch": 4, "solver.warmup_epochs": 0.0, "data.num_classes": 5}
+from .helpers import TINY, spec
 
 
 def test_profile_predicts_every_planned_shape():
@@ -133,15 +74,6 @@ def test_sub_batch_and_plain_bn_are_timed_in_turns(monkeypatch):
     assert calls == [(4, 4), (1, 4)] * predict.PLAIN_BN_TURNS  # in turns, the repeats shared out between them
     assert (result.median_ms, result.plain_bn_ms) == (3.0, 4.0)  # medians of the turns 1, 3, 5 and 2, 4, 6
     assert result.bn_splits == 4 and result.clips_per_s == pytest.approx(16 / 3.0 * 1e3)
-
-
-def test_iterations_by_shape_covers_the_plan():
-    plan = build_plan(spec(**TINY))
-    counts = iterations_by_shape(plan)
-    assert sum(counts.values()) == plan.iterations
-    shapes = {(t, s) for t, s, _, _ in counts}
-    assert shapes == {(c.t, c.s) for p in plan.phases if p.epochs for c in p.cycle}
-    assert all(b >= 1 for _, _, b, _ in itertools.islice(counts, 100))
 
 
 def test_profile_times_the_runs_that_start_from_pre_trained_weights():
