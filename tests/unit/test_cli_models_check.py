@@ -1,8 +1,11 @@
-"""`harness models check`: small shapes by default on a CPU, the scale named, each shape's time as it goes."""
+"""`harness models check`: small shapes by default on a CPU, the scale named, each shape's time as it goes, and a
+user's factory that it cannot call named, with what it must accept."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from harness.cli import main
 from harness.config import compose
@@ -32,3 +35,22 @@ def test_a_torchvision_model_runs_at_its_own_width_at_smoke_scale(capsys):
     assert compose(scale_overrides(compose([]), load_scale("smoke"), None, None)).model.width == 0.0625
     assert main(["models", "check", "r3d_18", "--device", "cpu", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["failed"] == 0
+
+
+@pytest.mark.parametrize(("factory", "message"), [
+    ("without_num_classes", "cannot be called as without_num_classes(num_classes=4, dropout=0.5, width=0.0625): "
+                            "got an unexpected keyword argument 'num_classes'"),
+    ("needs_depth", "missing a required argument: 'depth'"),
+    ("NOT_A_FACTORY", "is not callable (a int)"),
+])
+def test_models_check_names_a_user_factory_the_harness_cannot_call(factory, message, capsys):
+    code = main(["models", "check", f"tests.unit.user_models:{factory}", "scale=smoke"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert "must accept the keyword arguments num_classes, dropout and width" in err or "not callable" in err
+
+
+def test_models_check_names_a_target_without_its_factory(capsys):
+    assert main(["models", "check", "tests.unit.user_models:", "scale=smoke"]) == 2
+    err = capsys.readouterr().err  # was read as the YAML mapping {'tests.unit.user_models': None}
+    assert "'model.target' must look like 'pkg.module:factory', got 'tests.unit.user_models:'" in err
