@@ -1,15 +1,15 @@
-"""`auto`'s rule (harness.train.choose) on hand-built evidence, and the evidence read from committed records."""
+"""`auto`'s rule (harness.train.choose) on hand-built evidence, and what the committed records make it pick."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from harness.train.choice_evidence import card_evidence, numerics_passes, record_numerics_pass, run_shapes
+from harness.train.choice_evidence import card_evidence, run_shapes
 from harness.train.choose import COMPILE_SHARE_LIMIT, Evidence, RunShapes, choose
 
 CARD = "NVIDIA H200"
+
+
 # A multigrid run in miniature: one plain-BN shape and one sub-batch-BN shape, 10,000 iterations each.
 RUN = RunShapes("slowfast_r50_8x8", {(8, 224, 8, 1): 10_000, (8, 112, 32, 4): 10_000}, specialisations=2)
 
@@ -91,32 +91,6 @@ def test_on_a_cpu_steps_are_eager_and_a_plain_bn_run_keeps_its_bn():
     baseline = RunShapes(RUN.model, {(8, 224, 8, 1): 10_000}, 1)  # no sub-batch BN: its implementation is moot
     evidence = _evidence(["sub_batch_bn=triton"], cuda_graphs__auto=(50, 60), cuda_graphs__triton=(45, 40))
     assert {r["sub_batch_bn"] for r in choose("auto", "auto", baseline, CARD, evidence).candidates} == {"auto"}
-
-
-def test_evidence_is_read_from_suite_profiles_throughput_records_and_the_numerics_table(tmp_path):
-    def profile(folder, date, bn, ms):
-        shapes = [{"model": "m", "t": 8, "s": 112, "batch": 32, "bn_splits": 4, "median_ms": ms}]
-        record = {"suite": "s", "step": "cuda_graphs", "sub_batch_bn": bn, "shapes": shapes,
-                  "provenance": {"date": date, "hardware": {"gpu": CARD}}}
-        (tmp_path / "profile" / folder).mkdir(parents=True, exist_ok=True)
-        (tmp_path / "profile" / folder / "s.json").write_text(json.dumps(record))
-
-    profile("old", "2026-01-01", "triton", 40.0)
-    profile("new", "2026-02-01", "triton", 30.0)  # the newest timing of a shape wins
-    profile("all_blocks_experiment", "2026-03-01", None, 1.0)  # settings the trainer does not run: left out
-    profile("before_the_choice", "2026-01-01", None, 60.0)  # no sub_batch_bn: made before it existed, auto
-    rows = [{"model": "m", "mode": "compile_graphs", "setup_s": 90.0}, {"model": "m", "mode": "compile_graphs",
-                                                                        "setup_s": 6.0}]
-    (tmp_path / "throughput").mkdir()
-    (tmp_path / "throughput" / "t.json").write_text(json.dumps({"device": CARD, "rows": rows}))
-    evidence = card_evidence(CARD, tmp_path)
-    assert evidence.step_ms == {("cuda_graphs", "triton", "m"): {(8, 112, 32, 4): 30.0},
-                                ("cuda_graphs", "auto", "m"): {(8, 112, 32, 4): 60.0}}
-    assert evidence.compile_s_per_shape == {"m": 90.0} and evidence.passed == frozenset()
-    record_numerics_pass("sub_batch_bn=triton", CARD, {"iterations": 20}, tmp_path)
-    record_numerics_pass("sub_batch_bn=triton", CARD, {"iterations": 30}, tmp_path)  # a later pass replaces it
-    assert numerics_passes(CARD, tmp_path) == {"sub_batch_bn=triton"} and numerics_passes("other", tmp_path) == set()
-    assert [p["iterations"] for p in json.loads((tmp_path / "numerics/fast_paths.json").read_text())["passes"]] == [30]
 
 
 def test_the_committed_records_pick_the_triton_bn_for_paper_multigrid_on_an_h200_only_after_its_pass():
