@@ -15,182 +15,40 @@ reads them (`pyav_prepared_low_res`). On a prepared copy it also times whole tra
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from harness.data.clip_dataset import VideoClipDataset, collate_clips
-from harness.data.clip_plan import attempt_index
-from harness.data.decode import VideoReader
-from harness.data.errors import DataError, VideoError
-from harness.data.sampler import ClipRequest
-from harness.data.transforms import random_stride, resize_crop, train_clip_times, train_crop_box
-from harness.data.worker_memory import loader_worker_init
-from harness.provenance import provenance_of
+from harness.data.clip_dataset import VideoClipDataset
+from harness.measure.data_bench_rates import (
+    MIN_TIMED_S,
+    cache_read_rate,
+    clip_requests,
+    decode_rate,
+    item_rate,
+    measure_path,
+    resample_rate,
+)
+from harness.measure.data_bench_table import format_bench, keeping_up
 from harness.schedule import Plan
 from harness.schedule.trained import planned_loader_shapes
 from harness.spec import SpecError
 
-
-def _requests(shape: dict[str, Any], n: int, size: int, seed: int) -> list[ClipRequest]:
-    rng = np.random.default_rng(seed)
-    return [ClipRequest(int(rng.integers(size)), shape["t"], shape["s"], tuple(shape["stride_range"]),
-                        tuple(shape["jitter_range"]), (seed, k)) for k in range(n)]
-
-
-def _window(ds: VideoClipDataset, req: ClipRequest, open_reader: Callable[[Path], Any],
-            skipped: dict[str, str]) -> torch.Tensor | None:
-    """The frames of `req`'s random window, from the first of its attempts' videos that can be used: as the loader
-    does, an unusable video is replaced by another drawn from the request's key, and noted in `skipped` (path:
-    reason). None where every attempt fails (the loader's paths then record the dataset's error)."""
-    for attempt in range(ds.max_retries + 1):
-        path = ds.records[attempt_index(req, attempt, len(ds.records))].path
-        rng = np.random.default_rng(list(req.key))
-        try:
-            with open_reader(path) as reader:
-                stride = random_stride(req.stride_range, rng)
-                times = train_clip_times(reader.info.duration, req.t, stride, ds.sampling.fps or reader.info.fps,
-                                         rng)
-                return reader.frames_at(times)
-        except VideoError as err:
-            skipped[str(path)] = str(err)
-    return None
-
-
-def _decode_rate(ds: VideoClipDataset, reqs: list[ClipRequest], skipped: dict[str, str]
-                 ) -> tuple[float, list[tuple[torch.Tensor, ClipRequest]]]:
-    """Clips/s of decoding alone (open, seek, decode the window, convert the picked frames), and the clips with
-    their requests; unusable videos are replaced and noted in `skipped` (path: reason)."""
-    clips, start = [], time.perf_counter()
-    for req in reqs:
-        frames = _window(ds, req, lambda path: VideoReader(path, ds.decode_threads), skipped)
-        if frames is not None:
-            clips.append((frames, req))
-    return len(clips) / (time.perf_counter() - start), clips
-
-
-def _cache_read_rate(ds: VideoClipDataset, reqs: list[ClipRequest], skipped: dict[str, str]) -> float:
-    """Clips/s of reading the same windows from the frame cache alone (the counterpart of `_decode_rate`)."""
-    assert ds.cache is not None
-    start, n = time.perf_counter(), 0
-    for req in reqs:
-        frames = _window(ds, req, ds.cache.reader, skipped)
-        if frames is not None:
-            frames.contiguous()  # materialize: a strided pick is only a view until used
-            n += 1
-    return n / (time.perf_counter() - start)
-
-
-def _resample_rate(clips: list[tuple[torch.Tensor, ClipRequest]]) -> float:
-    """Clips/s of grid resampling alone (random scale and crop, one bilinear resize, uint8)."""
-    start = time.perf_counter()
-    for clip, req in clips:
-        rng = np.random.default_rng(list(req.key))
-        box = train_crop_box(clip.shape[1], clip.shape[2], req.s, req.jitter_range, rng)
-        resize_crop(clip, box, req.s, flip=True)
-    return len(clips) / (time.perf_counter() - start)
-
-
-def _item_rate(ds: VideoClipDataset, reqs: list[ClipRequest], min_seconds: float = 0.0) -> float | None:
-    """Clips/s of whole training items in this process: what one loader worker does per clip (open, decode, convert,
-    crop, resize), beside which the loader's clips/s over its workers shows how well they scale. Passes over `reqs`
-    repeat until `min_seconds` have passed (32 clips of a coarse shape take a fifth of a second). None where the
-    dataset gives up (too many unusable videos in a row, as the loader would)."""
-    n, start = 0, time.perf_counter()
-    try:
-        while True:
-            for req in reqs:
-                ds[req]
-            n += len(reqs)
-            if time.perf_counter() - start >= min_seconds:
-                break
-    except DataError:
-        return None
-    return n / (time.perf_counter() - start)
-
+# With the default seconds per path and the record's table, which `harness data bench` imports from here too.
+__all__ = [
+    "IN_PROCESS_CLIPS", "ITEM_TIMED_S", "MIN_TIMED_S", "PATHS", "bench_loader", "consumer_rates", "format_bench",
+    "keeping_up", "loader_batches", "loader_paths", "synthetic_preset",
+]
 
 # The in-process rate of whole training items (prepared_item_clips_per_s) is timed for at least this long, or the
 # bench's --min-seconds where that is shorter.
 ITEM_TIMED_S = 1.0
 
-
-class _Endless:
-    """A batch sampler that cycles through `batches` without end (it runs in the main process): one DataLoader
-    iteration then streams batches as a training epoch does, with no pass whose end idles the workers."""
-
-    def __init__(self, batches: list[list[ClipRequest]]):
-        if not batches:
-            raise ValueError("a loader stream needs at least one batch of clips")
-        self._batches = batches
-
-    def __iter__(self):
-        while True:
-            yield from self._batches
-
-
 # The in-process columns (decode, resample, cache read) time at most this many of a shape's clips: one process
 # decodes them slowly, and the loader columns need many more clips to keep every worker busy.
 IN_PROCESS_CLIPS = 32
-
-# The timed stream runs until this many seconds have passed: a single pass over the clips of a fast path is too
-# short for two calls to measure it alike.
-MIN_TIMED_S = 3.0
-
-# A DataLoader worker that delivers no batch for this long counts as hung: its path is recorded without a rate
-# (and the error) instead of stalling the whole bench.
-WORKER_TIMEOUT_S = 120
-
-
-def _loader_rate(ds: VideoClipDataset, reqs: list[ClipRequest], batch: int, workers: int,
-                 min_seconds: float = MIN_TIMED_S) -> float:
-    """Clips/s of the whole loader with `workers` processes in its steady state: one stream of batches cycling
-    through `reqs`, timed from the end of the warm-up (two batches per worker: worker start-up and the first
-    round are not throughput) until `min_seconds` have passed and every batch of `reqs` was delivered once more.
-
-    Why one stream: a training epoch is one DataLoader iteration, and the workers build batches ahead of it. Timed
-    in separate passes of a few rounds each, the fastest shapes would lose each pass's end (workers idle until the
-    slowest finishes, then a round trip to restart them)."""
-    batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
-    loader = torch.utils.data.DataLoader(ds, batch_sampler=_Endless(batches), num_workers=workers,
-                                         collate_fn=collate_clips, timeout=WORKER_TIMEOUT_S if workers > 0 else 0,
-                                         worker_init_fn=loader_worker_init)  # as the trainer's workers
-    stream = iter(loader)
-    try:
-        for _ in range(2 * max(1, workers)):
-            next(stream)
-        n, count, start = 0, 0, time.perf_counter()
-        while True:
-            n += next(stream)["clips"].shape[0]
-            count += 1
-            if count >= len(batches) and time.perf_counter() - start >= min_seconds:
-                break
-        elapsed = time.perf_counter() - start
-    finally:
-        del stream, loader  # shuts the workers down
-    return n / elapsed
-
-
-def _measure_path(row: dict[str, Any], column: str, ds: VideoClipDataset, reqs: list[ClipRequest],
-                  workers: tuple[int, ...], log: Callable[[str], None] | None = None) -> None:
-    """Fill `row[column]`: one loader path's clips/s by worker count; a worker that times out (or dies) leaves
-    that count without a rate and its error in `row["errors"]`, and the bench goes on."""
-    rates: dict[str, float | None] = {}
-    for w in workers:
-        start = time.perf_counter()
-        try:
-            rates[str(w)] = _loader_rate(ds, reqs, row["loader_batch"], w, row.get("min_timed_s", MIN_TIMED_S))
-        except RuntimeError as err:
-            rates[str(w)] = None
-            row.setdefault("errors", {})[f"{column} w={w}"] = str(err).splitlines()[0][:300]
-        if log is not None:
-            rate = rates[str(w)]
-            log(f"{row['t']}x{row['s']} {column.removesuffix('_clips_per_s')} w={w}: "
-                f"{'failed' if rate is None else f'{rate:.1f} clips/s'} ({time.perf_counter() - start:.0f} s)")
-    row[column] = rates
 
 
 def loader_batches(clips: int, per_gpu_batch: int, workers: int) -> int:
@@ -206,25 +64,25 @@ def _bench_shape(shape: dict[str, Any], dataset: VideoClipDataset, clips: int, w
                  min_seconds: float = MIN_TIMED_S) -> dict[str, Any]:
     """One row of the record: decode, resample and CPU loader clips/s at `shape` (and from the cache and the
     prepared copy, if given). `log` gets a line per loader path and worker count as it is measured."""
-    reqs = _requests(shape, clips, len(dataset.records), seed)
+    reqs = clip_requests(shape, clips, len(dataset.records), seed)
     alone = reqs[:IN_PROCESS_CLIPS]
     skipped: dict[str, str] = {}
-    decode, decoded = _decode_rate(dataset, alone, skipped)
+    decode, decoded = decode_rate(dataset, alone, skipped)
     batch = loader_batches(clips, shape["per_gpu_batch"], max(1, *workers))
     row = {**shape, "clips": len(reqs), "in_process_clips": len(alone), "loader_batch": batch,
            "min_timed_s": min_seconds,
-           "decode_clips_per_s": decode, "resample_clips_per_s": _resample_rate(decoded)}
-    _measure_path(row, "loader_clips_per_s", dataset, reqs, workers, log=log)
+           "decode_clips_per_s": decode, "resample_clips_per_s": resample_rate(decoded)}
+    measure_path(row, "loader_clips_per_s", dataset, reqs, workers, log=log)
     if cached is not None:
-        row["cache_read_clips_per_s"] = _cache_read_rate(cached, alone, skipped)
-        _measure_path(row, "cache_loader_clips_per_s", cached, reqs, workers, log=log)
+        row["cache_read_clips_per_s"] = cache_read_rate(cached, alone, skipped)
+        measure_path(row, "cache_loader_clips_per_s", cached, reqs, workers, log=log)
     if skipped:  # replaced by other videos, as the loader replaces them ('harness data check' names them all)
         row["skipped_videos"] = [{"path": path, "reason": reason} for path, reason in sorted(skipped.items())]
     if prepared is not None:
-        row["prepared_item_clips_per_s"] = _item_rate(prepared, alone, min(min_seconds, ITEM_TIMED_S))
-        _measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
+        row["prepared_item_clips_per_s"] = item_rate(prepared, alone, min(min_seconds, ITEM_TIMED_S))
+        measure_path(row, "prepared_loader_clips_per_s", prepared, reqs, workers, log=log)
     if low_res is not None:
-        _measure_path(row, "prepared_low_res_loader_clips_per_s", low_res, reqs, workers, log=log)
+        measure_path(row, "prepared_low_res_loader_clips_per_s", low_res, reqs, workers, log=log)
     return row
 
 
@@ -359,70 +217,3 @@ def synthetic_preset(root: str | Path | None) -> str | None:
         return None
     return next((name for name, cfg in PRESETS.items()
                  if list(cfg.size) == made.get("size") and cfg.frames == made.get("frames")), None)
-
-
-def _rate(clips_per_s: float | None) -> str:
-    return "failed" if clips_per_s is None else f"{clips_per_s:.1f}"
-
-
-def format_bench(record: dict[str, Any]) -> str:
-    """A table of a benchmark record (with the cache's columns, `cache` and `c w=N`, when it measured one)."""
-    workers = list(record["shapes"][0]["loader_clips_per_s"]) if record["shapes"] else []
-    cached = bool(record.get("cache"))
-    head = f"{'t':>4} {'s':>4} {'batch':>6} {'decode':>9} {'resample':>9} " + " ".join(
-        f"{'w=' + w:>9}" for w in workers)
-    if cached:
-        head += f" {'cache':>9} " + " ".join(f"{'c w=' + w:>9}" for w in workers)
-    cores = provenance_of(record)["hardware"].get("cpu_count", "?")
-    planned = record.get("planned_shapes") or len(record["shapes"])
-    cut = f", {len(record['shapes'])} of {planned} shapes (cut off)" if planned > len(record["shapes"]) else ""
-    lines = [f"loader clips/s on {cores} cores ({record['dataset']['videos']} videos{cut})"
-             + (f"; cache {record['cache']['folder']}" if cached else ""), head]
-    for r in record["shapes"]:
-        line = (f"{r['t']:>4} {r['s']:>4} {r['per_gpu_batch']:>6} {r['decode_clips_per_s']:>9.1f} "
-                f"{r['resample_clips_per_s']:>9.1f} "
-                + " ".join(f"{_rate(r['loader_clips_per_s'][w]):>9}" for w in workers))
-        if cached:
-            line += f" {r['cache_read_clips_per_s']:>9.1f} " + " ".join(
-                f"{_rate(r['cache_loader_clips_per_s'][w]):>9}" for w in workers)
-        lines.append(line)
-    shapes = [f"{r['t']}x{r['s']}" for r in record["shapes"]]
-    if record.get("paths"):
-        lines.append("best loader clips/s per path (" + ", ".join(shapes) + "):")
-    for path in record.get("paths", []):
-        ratio = path["storage_ratio"]
-        rates = {(p["t"], p["s"]): _rate(p["clips_per_s"]) for p in path["shapes"]}
-        lines.append(f"  {path['name']:<21} storage {'?' if ratio is None else f'{ratio:.2f}x'}: "
-                     + ", ".join(rates.get((r["t"], r["s"]), "-") for r in record["shapes"]))
-    for r in record["shapes"]:
-        for name, error in r.get("errors", {}).items():
-            lines.append(f"  {r['t']}x{r['s']} {name}: {error}")
-    skipped = {s["path"]: s["reason"] for r in record["shapes"] for s in r.get("skipped_videos", [])}
-    if skipped:
-        lines.append(f"  {len(skipped)} unusable video(s) skipped, as the loader skips them ('harness data check' "
-                     f"lists every one):")
-        lines += [f"    {path}: {reason}" for path, reason in sorted(skipped.items())]
-    if any(r.get("consumer_clips_per_s") for r in record["shapes"]):
-        lines.append("  the trainer consumes: " + ", ".join(
-            "?" if r.get("consumer_clips_per_s") is None else f"{r['consumer_clips_per_s']:.1f}"
-            for r in record["shapes"]))
-        lines += [f"  {line}" for line in keeping_up(record)]
-    return "\n".join(lines)
-
-
-def keeping_up(record: dict[str, Any]) -> list[str]:
-    """Per loader path of a record with the trainer's consumption: at how many of the shapes it measured it
-    delivers at least what the trainer consumes, and how much of it at the others (a shape it did not measure, or
-    whose consumption is unknown, counts as neither)."""
-    consumed = {(r["t"], r["s"]): r.get("consumer_clips_per_s") for r in record["shapes"]}
-    lines = []
-    for path in record.get("paths", []):
-        pairs = [(f"{p['t']}x{p['s']}", p["clips_per_s"], consumed.get((p["t"], p["s"]))) for p in path["shapes"]]
-        pairs = [(shape, rate, need) for shape, rate, need in pairs if rate is not None and need]
-        if not pairs:
-            continue
-        # percent rounded down: 99.6% of what the trainer consumes is short, and reads so
-        short = [f"{shape} at {int(100 * rate / need)}%" for shape, rate, need in pairs if rate < need]
-        lines.append(f"{path['name']} keeps up at {len(pairs) - len(short)} of {len(pairs)} shapes"
-                     + (f"; short: {', '.join(short)}" if short else ""))
-    return lines

@@ -29,9 +29,9 @@ def test_cli_bench_writes_a_record(synth, tmp_path, capsys):
 
 def test_a_loader_path_whose_workers_time_out_is_recorded_as_failed_and_the_bench_goes_on(synth, tmp_path,
                                                                                           monkeypatch, capsys):
-    import harness.measure.data_bench as data_bench
+    import harness.measure.data_bench_rates as data_bench_rates
 
-    monkeypatch.setattr(data_bench, "WORKER_TIMEOUT_S", 0.001)  # no worker delivers its first batch that fast
+    monkeypatch.setattr(data_bench_rates, "WORKER_TIMEOUT_S", 0.001)  # no worker delivers its first batch that fast
     out = tmp_path / "bench.json"
     assert harness("data", "bench", "--min-seconds", "0",
                    "--clips", "4", "--workers", "0,1", "--out", str(out), "data.name=synthetic",

@@ -26,14 +26,14 @@ def _counted_dataset(synth) -> _Counted:
 
 
 def _small_requests(ds: _Counted, n: int) -> list:
-    from harness.measure.data_bench import _requests
+    from harness.measure.data_bench_rates import clip_requests
 
-    return _requests({"t": 4, "s": 32, "stride_range": (1, 2), "jitter_range": (36, 48)}, n,
-                     len(ds.dataset.records), 0)
+    return clip_requests({"t": 4, "s": 32, "stride_range": (1, 2), "jitter_range": (36, 48)}, n,
+                         len(ds.dataset.records), 0)
 
 
 def test_the_loader_is_timed_as_one_stream_of_batches_cycling_through_the_clips(synth):
-    from harness.measure.data_bench import _loader_rate
+    from harness.measure.data_bench_rates import _loader_rate
 
     ds = _counted_dataset(synth)
     reqs = _small_requests(ds, 6)
@@ -46,11 +46,11 @@ def test_the_loader_is_timed_as_one_stream_of_batches_cycling_through_the_clips(
 
 
 def test_whole_items_in_process_are_timed_over_passes_until_the_seconds_have_passed(synth):
-    from harness.measure.data_bench import _item_rate
+    from harness.measure.data_bench_rates import item_rate
 
     ds = _counted_dataset(synth)
     reqs = _small_requests(ds, 3)
-    assert _item_rate(ds, reqs) > 0 and ds.served == reqs  # no seconds asked: one pass
+    assert item_rate(ds, reqs) > 0 and ds.served == reqs  # no seconds asked: one pass
     ds.served.clear()
-    _item_rate(ds, reqs, min_seconds=0.2)
+    item_rate(ds, reqs, min_seconds=0.2)
     assert len(ds.served) > 3 and len(ds.served) % 3 == 0 and ds.served[:3] == ds.served[3:6] == reqs

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.cli import build_parser, main
-from harness.measure.data_bench import MIN_TIMED_S, consumer_rates, keeping_up, loader_batches
+from harness.measure.data_bench import MIN_TIMED_S, consumer_rates, loader_batches
 from harness.spec import SpecError
 
 
@@ -46,17 +46,3 @@ def test_a_consumer_record_of_another_shape_is_refused_before_any_dataset_opens(
     assert main(["data", "bench", "--consumer", str(record), "data.name=synthetic", f"data.root={tmp_path}"]) == 2
     err = capsys.readouterr().err
     assert f"--consumer {record} is not a `harness profile --out` record" in err and "Traceback" not in err
-
-
-def test_each_loader_path_is_told_at_how_many_shapes_it_keeps_up_with_the_trainer():
-    shapes = [{"t": 8, "s": 112, "consumer_clips_per_s": 1500.0}, {"t": 16, "s": 112, "consumer_clips_per_s": 800.0},
-              {"t": 32, "s": 224, "consumer_clips_per_s": None}]  # a shape the consumer record lacks
-    paths = [{"name": "pyav", "shapes": [{"t": 8, "s": 112, "clips_per_s": 300.0},
-                                         {"t": 16, "s": 112, "clips_per_s": 800.0},
-                                         {"t": 32, "s": 224, "clips_per_s": 200.0}]},
-             {"name": "nvdec", "shapes": [{"t": 8, "s": 112, "clips_per_s": None},  # its workers timed out
-                                          {"t": 16, "s": 112, "clips_per_s": 796.0}]},
-             {"name": "cache", "shapes": [{"t": 32, "s": 224, "clips_per_s": 900.0}]}]  # nothing to compare
-    assert keeping_up({"shapes": shapes, "paths": paths}) == [
-        "pyav keeps up at 1 of 2 shapes; short: 8x112 at 20%",  # as much as consumed keeps up
-        "nvdec keeps up at 0 of 1 shapes; short: 16x112 at 99%"]  # 99.5%: short, not "100%"
