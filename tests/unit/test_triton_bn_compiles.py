@@ -1,5 +1,5 @@
 """The Triton BN kernels compile for a Hopper GPU (sm_90) here, without one: Triton's own compiler and ptxas, which
-its wheel brings. The interpreter tests (test_multigrid_bn.py) check what the kernels compute, in Python; this
+its wheel brings. The interpreter tests (test_triton_bn_numerics.py) check what the kernels compute, in Python; this
 checks that the GPU code generation accepts them, with the argument specialisations Triton makes at run time
 (integers equal to 1 become constants), which the interpreter never sees."""
 
