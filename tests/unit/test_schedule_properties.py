@@ -1,4 +1,4 @@
-"""Properties every plan must have, on random valid recipes (hypothesis)."""
+"""Schedule properties (hypothesis): plans of random valid recipes, iterations per epoch, the iteration view."""
 
 import pytest
 from hypothesis import given, settings
