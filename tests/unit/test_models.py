@@ -58,7 +58,7 @@ def test_channels_last_and_bf16_autocast():
         logits = model(clip)
     assert logits.dtype == torch.bfloat16
     assert torch.isfinite(logits).all()
-    # Backward runs; its finiteness is checked on the GPU (test_gpu_models.py): torch 2.14's CPU bf16
+    # Backward runs; its finiteness is checked on the GPU (the next test): torch 2.14's CPU bf16
     # conv3d weight gradient is non-finite for 3×1×1 kernels on 2-frame inputs, in plain torch too.
     logits.float().sum().backward()
 
