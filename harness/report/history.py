@@ -14,8 +14,9 @@ from typing import Any
 
 from harness.records import read_run_record
 from harness.report import stats
+from harness.report.baselines import is_plain_baseline
 from harness.report.comparison import accuracy_comparison
-from harness.report.tables import is_plain_baseline, run_numbers
+from harness.report.run_numbers import run_numbers
 
 # Settings that differ between any two records and say nothing about the setting.
 IGNORED = ("seed", "suite", "variant", "output_dir", "resume", "data.cache")

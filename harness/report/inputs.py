@@ -14,8 +14,9 @@ from typing import Any
 from harness.paths import suites_dir
 from harness.provenance import provenance_of
 from harness.records import incomplete_reason, read_run_record
+from harness.report.baselines import baseline_key, is_plain_baseline
 from harness.report.cards import gpu_of, on_one_card
-from harness.report.tables import baseline_key, device_of, is_plain_baseline
+from harness.report.provenance_table import device_of
 from harness.results import seeds_key
 from harness.spec import SpecError, did_you_mean
 from harness.suite import SuiteDef, read_yaml_mapping, suite_from_mapping

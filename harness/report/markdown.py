@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from harness.report.tables import Table
+from harness.report.table_model import Table
 
 
 def _text(value: Any) -> Any:

@@ -11,7 +11,8 @@ from harness.measure.kernels import short_name
 from harness.measure.throughput_modes import as_it_is, row_setting
 from harness.provenance import provenance_of
 from harness.records import KERNEL_GROUPS
-from harness.report.tables import Column, Table, layout_text
+from harness.report.data_wait_table import layout_text
+from harness.report.table_model import Column, Table
 
 
 def profile_table(profile: Mapping[str, Any]) -> Table:

@@ -12,7 +12,8 @@ from typing import Any
 
 from harness.provenance import provenance_of
 from harness.report import stats
-from harness.report.tables import OK, TABLE_TITLES, Table, fmt
+from harness.report.table_model import Table, fmt
+from harness.report.tables import OK, TABLE_TITLES
 
 # the trainer's fastest measured step mode first
 STEP_PREFERENCE = ("compile_graphs", "cuda_graphs", "compile", "eager")

@@ -12,6 +12,7 @@ import jinja2
 
 from harness.provenance import provenance_of
 from harness.report import figures, history, verdict
+from harness.report.baselines import suite_baseline
 from harness.report.inputs import (
     combine_seeds,
     ordered,
@@ -29,24 +30,12 @@ from harness.report.measurements import (
     throughput_table,
 )
 from harness.report.overview import HEADER, overview_cells
-from harness.report.tables import (
-    OK,
-    SMOKE_NOTE,
-    TABLE_TITLES,
-    Column,
-    Table,
-    build_tables,
-    device_of,
-    epochs_of,
-    fmt,
-    method_of,
-    ran_papers_model,
-    runs_table,
-    setups_table,
-    shown,
-    smoke_view,
-    suite_baseline,
-)
+from harness.report.provenance_table import device_of
+from harness.report.run_numbers import ran_papers_model
+from harness.report.setups_table import setups_table
+from harness.report.smoke_view import SMOKE_NOTE, smoke_view
+from harness.report.table_model import Column, Table, fmt, shown
+from harness.report.tables import OK, TABLE_TITLES, build_tables, epochs_of, method_of, runs_table
 from harness.report.template import INDEX, PAGE
 from harness.spec import SpecError
 from harness.suite import RunDef, SuiteDef

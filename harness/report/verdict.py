@@ -10,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.provenance import provenance_of
-from harness.report import comparison, stats, tables
-from harness.report.tables import OK, Column, Table
+from harness.report import comparison, stats
+from harness.report.comparison_columns import verdict_note
+from harness.report.table_model import Column, Table
+from harness.report.tables import OK
 
 CONVERGED_GAIN = 3.0  # points of top-1 that doubling the epochs may still gain at a converged setting
 
@@ -215,7 +217,7 @@ def verdict_table(rows: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]
                   "shortest run reaches it, ∞ where none does; the 95% range is the 2.5–97.5 percentiles of "
                   "2,000 bootstrap resamples of every point's seeds." if any(r["equal_accuracy_text"] for r in out)
                   else "")
-    notes = (f"{against}. {tables.verdict_note(margin)}{equal_note} Compute-only bound: the speedup `harness "
+    notes = (f"{against}. {verdict_note(margin)}{equal_note} Compute-only bound: the speedup `harness "
              "profile` predicts from timed steps of the same shapes on random clips (no data, no graph capture), on "
              "the GPU of the profile record" + (f" ({bound_gpu})" if bound_gpu else "") + "."
              + _cards_note(out, bound_gpu, gpu),)

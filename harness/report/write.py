@@ -19,7 +19,9 @@ from harness.report.markdown import without_html
 from harness.report.overview import overview_markdown, overview_rows
 from harness.report.page import build_index, build_report, report_answer, report_summary
 from harness.report.publish import clean_stale, publish, require_not_fewer
-from harness.report.tables import Table, build_tables, tables_csv, tables_markdown
+from harness.report.table_model import Table
+from harness.report.table_text import tables_csv, tables_markdown
+from harness.report.tables import build_tables
 from harness.spec import SpecError
 from harness.suite import SuiteDef
 from harness.suite import paper_rows as load_paper_rows

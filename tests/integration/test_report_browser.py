@@ -12,7 +12,7 @@ import torch
 
 from harness.config import compose
 from harness.report.browser import dump_dom, screenshot
-from harness.report.tables import SMOKE_SPEEDUP_LABEL
+from harness.report.smoke_view import SMOKE_SPEEDUP_LABEL
 from harness.report.write import write_report
 from harness.train.loop import train
 

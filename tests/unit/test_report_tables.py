@@ -7,21 +7,12 @@ from typing import Any
 
 import pytest
 
+from harness.report.data_wait_table import data_wait_table, layout_text
 from harness.report.inputs import NoSuchSetup, select_records, suite_from_mapping
-from harness.report.tables import (
-    NOT_IN_SUITE,
-    NOT_RUN,
-    OK,
-    build_tables,
-    data_wait_table,
-    fmt,
-    layout_text,
-    paper_table,
-    runs_table,
-    setups_table,
-    tables_csv,
-    tables_markdown,
-)
+from harness.report.setups_table import setups_table
+from harness.report.table_model import fmt
+from harness.report.table_text import tables_csv, tables_markdown
+from harness.report.tables import NOT_IN_SUITE, NOT_RUN, OK, build_tables, paper_table, runs_table
 from harness.spec import RunSpec
 
 BASELINE = {"long_cycle": False, "short_cycle": False}
@@ -309,7 +300,7 @@ def test_runs_text_lists_every_run_for_the_terminal():
 def test_smoke_scale_leads_with_the_ratios_and_marks_wall_clock_speedup_not_indicative():
     """Seconds-long smoke runs are dominated by fixed costs and noise: their wall-clock speedup misleads."""
     from harness.report.page import build_report, runs_text
-    from harness.report.tables import SMOKE_SPEEDUP_LABEL
+    from harness.report.smoke_view import SMOKE_SPEEDUP_LABEL
 
     def records(scale):
         return [make_record("baseline", kind="baseline", train_s=100.0, iterations=64, gflops=8.0, scale=scale),
