@@ -10,7 +10,7 @@ from harness.report.inputs import select_records
 from harness.report.overview import overview_cells, overview_rows
 from harness.report.tables import paper_table, runs_table
 from harness.report.verdict import verdict_table
-from tests.unit.test_report_inputs_seeds import seeded
+from tests.unit.test_report_inputs import seeded
 from tests.unit.test_report_tables import PAPER, SUITE
 
 
