@@ -43,8 +43,6 @@ TABLE_TITLES = {
     "5": "Table 5: Something-Something V2 (SlowFast R50 16×8)",
     "6": "Table 6: Charades, mAP (SlowFast R50 16×8)",
 }
-KIND_NAMES = {"baseline": "baseline", "multigrid": "multigrid (long + short)", "long_cycle": "long cycle only",
-              "short_cycle": "short cycle only", "progressive": "progressive resizing (crop grown once)"}
 
 
 def not_run_reason(run: RunDef) -> str:
