@@ -1,5 +1,5 @@
 """RunSpec, everything one run needs, and validate: the rules between its settings that need no derived value
-(RunSpec.replace and every builder apply them, so no RunSpec breaks them)."""
+(RunSpec.replace, spec_from_dict and spec_from_record apply them)."""
 
 from __future__ import annotations
 
