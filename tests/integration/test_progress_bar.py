@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from harness.cli import main
-from harness.cli_train import accuracy_line
 from harness.config import compose
 from harness.schedule import build_plan
 from harness.train.progress import phase_shapes
@@ -34,7 +33,3 @@ def test_a_phases_shapes_are_its_base_and_short_cycle():
     baseline = build_plan(compose(smoke_overrides("/nonexistent", "/tmp/out", "multigrid.long_cycle=false",
                                                   "multigrid.short_cycle=false")))
     assert phase_shapes(baseline, 0) == {"shape": "2×8×32²"}  # one shape: no short cycle to show
-
-
-def test_top5_is_shown_for_more_than_five_classes():
-    assert accuracy_line({"top1": 40.0, "top5": 80.0}, 10) == "top-1 40.00 (chance 10.00 with 10 classes) top-5 80.00"
