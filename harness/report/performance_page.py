@@ -337,9 +337,8 @@ def performance_markdown(root: Path = CHECKOUT) -> str:
             "beside it. The reports show the same measurements (each suite's \"Training steps\", \"Predicted "
             "paper-scale speedups\" and loader tables). An option stays only where a record shows it is the best "
             "choice on a card users have, or where it serves portability (a CPU); the others are retired (the last "
-            "table) and setting one is an error that points here. What was tried and not kept, card by card, is the "
-            "frozen notebook [gpu-notes.md](gpu-notes.md). The scripts that make these records on a GPU host are in "
-            "`benchmarks/` (`benchmarks/README.md`). Times are per training step at the recipe's baseline shape "
+            "table) and setting one is an error that points here. The scripts that make these records on a GPU host "
+            "are in `benchmarks/` (`benchmarks/README.md`). Times are per training step at the recipe's baseline shape "
             "unless a row says otherwise; GPU-hours are a `harness profile --suite kinetics_ablation` record's "
             "predicted paper-scale multigrid run."),
         *_auto(rec),
