@@ -16,7 +16,7 @@ from harness.spec import SpecError
 from harness.train.loop import train
 
 from ..permissions import denied
-from ..unit.test_report_tables import make_record
+from ..unit.report_records import make_record
 from .conftest import tiny_synthetic
 from .test_train_reliability import tiny_overrides
 

@@ -12,7 +12,7 @@ def test_a_run_record_saved_with_a_byte_order_mark_is_still_read(tmp_path):
     """Editors on Windows save UTF-8 with a BOM: the record is whole, so it counts (and its run is not redone)."""
     from harness.records import read_run_record
 
-    from .test_report_tables import make_record
+    from .report_records import make_record
 
     record = make_record("multigrid")
     path = tmp_path / "multigrid__k400_slowfast_r50_8x8__abc.json"
@@ -48,7 +48,7 @@ def _damaged(record: dict, where: str, value) -> dict:
 def test_a_run_record_edited_into_values_no_run_writes_is_named_and_refused(tmp_path, where, value, problem):
     from harness.records import read_run_record
 
-    from .test_report_tables import make_record
+    from .report_records import make_record
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps(_damaged({**make_record("multigrid"), "shape_checks": 2}, where, value)))
@@ -59,7 +59,7 @@ def test_a_run_record_edited_into_values_no_run_writes_is_named_and_refused(tmp_
 def test_a_version_3_records_provenance_block_is_checked_too(tmp_path):
     from harness.records import read_run_record
 
-    from .test_report_tables import make_record
+    from .report_records import make_record
 
     old = make_record("multigrid")
     block = {key: old.pop(key) for key in ("commit", "date", "versions", "hardware")}

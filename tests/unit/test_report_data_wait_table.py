@@ -6,7 +6,7 @@ import pytest
 
 from harness.report.data_wait_table import data_wait_table, layout_text
 
-from .test_report_tables import SUITE, make_record
+from .report_records import SUITE, make_record
 
 
 def test_phases_show_the_per_gpu_batches_and_bn_layout_that_ran():

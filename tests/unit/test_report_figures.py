@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.report.figures import MAX_POINTS, data_wait_figure, schedule_figure, schedule_series, tradeoff_figure
 from harness.spec import RunSpec
 
-from .test_report_tables import make_record
+from .report_records import make_record
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

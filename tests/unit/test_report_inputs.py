@@ -8,7 +8,7 @@ import pytest
 
 from harness.report.inputs import load_records, select_records
 from harness.report.tables import paper_table
-from tests.unit.test_report_tables import PAPER, SUITE, make_record
+from tests.unit.report_records import PAPER, SUITE, make_record
 
 
 def seeded(variant: str, seed: int, top1: float, train_s: float, **kw) -> dict:

@@ -11,7 +11,7 @@ from harness.report.inputs import NoSuchSetup, select_records
 from harness.report.table_text import tables_markdown
 from harness.report.tables import build_tables, runs_table
 
-from .test_report_tables import PAPER, SUITE, make_record
+from .report_records import PAPER, SUITE, make_record
 
 
 def test_one_scale_and_every_run_of_a_variant_are_reported():

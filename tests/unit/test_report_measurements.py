@@ -16,7 +16,7 @@ from harness.report.measurements import (
 from harness.report.overview import predicted_speedups
 from harness.report.page import build_report
 
-from .test_report_tables import PAPER
+from .report_records import PAPER
 
 
 def test_profile_table_puts_predicted_speedups_beside_the_papers():

@@ -8,7 +8,7 @@ import re
 from harness.report.inputs import suite_from_mapping
 from harness.report.page import _commits_and_dates, build_report
 
-from .test_report_tables import PAPER, SUITE, make_record, tiny_spec
+from .report_records import PAPER, SUITE, make_record, tiny_spec
 
 EVIL = "<script>alert('x')</script>"
 

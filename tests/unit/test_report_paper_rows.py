@@ -7,7 +7,8 @@ import copy
 from harness.report.inputs import suite_from_mapping
 from harness.report.tables import paper_table, runs_table
 
-from .test_report_tables import PAPER, SUITE, _row, make_record
+from .report_records import PAPER, SUITE, make_record
+from .report_rows import row_where
 
 
 def test_rows_of_the_same_name_are_told_apart_by_model():
@@ -15,11 +16,11 @@ def test_rows_of_the_same_name_are_told_apart_by_model():
         "i3d_multigrid": {"recipe": "k400_i3d_r50", "paper": [["3", "multigrid"]]},
         "i3d_nl_multigrid": {"recipe": "k400_i3d_nl_r50", "paper": [["3", "multigrid"]]}}})
     table = paper_table("3", suite, {}, PAPER)
-    assert _row(table, paper_row="i3d_r50: multigrid")["variant"] == "i3d_multigrid"
-    assert _row(table, paper_row="i3d_nl_r50: multigrid")["variant"] == "i3d_nl_multigrid"
+    assert row_where(table, paper_row="i3d_r50: multigrid")["variant"] == "i3d_multigrid"
+    assert row_where(table, paper_row="i3d_nl_r50: multigrid")["variant"] == "i3d_nl_multigrid"
     runs = runs_table(suite, {}, PAPER)
-    assert _row(runs, variant="i3d_multigrid")["paper_top1"] == 74.8
-    assert _row(runs, variant="i3d_nl_multigrid")["paper_top1"] == 75.5
+    assert row_where(runs, variant="i3d_multigrid")["paper_top1"] == 74.8
+    assert row_where(runs, variant="i3d_nl_multigrid")["paper_top1"] == 75.5
 
 
 def test_each_table_says_where_its_runs_weights_started_beside_the_papers():

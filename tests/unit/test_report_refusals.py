@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli import main
 
-from .test_report_tables import make_record
+from .report_records import make_record
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,8 @@ import pytest
 
 from harness.report.tables import paper_table, runs_table
 
-from .test_report_tables import PAPER, SUITE, _row, make_record
+from .report_records import PAPER, SUITE, make_record
+from .report_rows import row_where
 
 
 def test_resumed_runs_are_noted_whether_the_record_says_so_or_its_times_do():
@@ -36,10 +37,10 @@ def test_a_users_model_is_not_set_beside_the_papers_numbers():
     for record in chosen.values():
         record["plan"].update(model="mypkg.models:tiny", paper_model=False)
     table = paper_table("1a", SUITE, chosen, PAPER)
-    row = _row(table, variant="multigrid")
+    row = row_where(table, variant="multigrid")
     assert row["paper_speedup"] is None and row["paper_top1"] is None and row["paper_row"] == "4-shape (default)"
     assert "not the paper's model" in row["note"] and row["speedup"] == pytest.approx(3.0)
-    runs = _row(runs_table(SUITE, chosen, PAPER), variant="multigrid")
+    runs = row_where(runs_table(SUITE, chosen, PAPER), variant="multigrid")
     assert runs["paper_speedup"] is None and "not the paper's model" in runs["note"]
     html, _ = build_report(SUITE, list(chosen.values()), PAPER)
     assert "multigrid vs baseline on mypkg.models:tiny" in html

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .test_report_tables import SUITE, make_record
+from .report_records import SUITE, make_record
 
 
 def test_runs_text_lists_every_run_for_the_terminal():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .test_report_tables import PAPER, SUITE, make_record
+from .report_records import PAPER, SUITE, make_record
 
 
 def test_smoke_scale_leads_with_the_ratios_and_marks_wall_clock_speedup_not_indicative():

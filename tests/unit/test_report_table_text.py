@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.report.table_text import tables_csv, tables_markdown
 from harness.report.tables import build_tables
 
-from .test_report_tables import PAPER, SUITE, make_record
+from .report_records import PAPER, SUITE, make_record
 
 
 def test_csv_and_markdown_hold_every_table():

@@ -14,7 +14,7 @@ from harness import cli_report
 from harness.report.inputs import load_suite_def
 from harness.suite import paper_rows as load_paper_rows
 
-from .test_report_tables import make_record, tiny_spec
+from .report_records import make_record, tiny_spec
 
 
 def _results(tmp_path: Path) -> Path:

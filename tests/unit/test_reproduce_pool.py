@@ -23,7 +23,7 @@ from harness.reproduce.selection import resolved_runs
 from harness.results import record_path
 from harness.suite import ResolvedRun, load_scale, load_suite, suite_scale
 
-from .test_report_tables import SUITE, make_record
+from .report_records import SUITE, make_record
 
 REPO = Path(__file__).resolve().parents[2]
 # `harness reproduce` of one run whose train stands in as a process that notes its pid and, on SIGTERM, that it was

@@ -8,7 +8,7 @@ import json
 from harness.report.inputs import load_records, select_records
 from harness.reproduce import ReproduceOptions, inputs, pool, reproduce
 from harness.results import record_path
-from tests.unit.test_report_tables import SUITE, make_record
+from tests.unit.report_records import SUITE, make_record
 
 
 def _recording_run_one(ran: list):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.config import compose
 from harness.results import record_path, recorded, reuse_record, same_run_elsewhere
-from tests.unit.test_report_tables import make_record
+from tests.unit.report_records import make_record
 
 
 def test_the_same_run_under_another_suite_is_reused_not_retrained(tmp_path):

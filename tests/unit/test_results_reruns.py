@@ -8,7 +8,7 @@ import json
 from harness.config import compose
 from harness.results import record_path, recorded, write_record
 
-from .test_report_tables import make_record
+from .report_records import make_record
 
 
 def _spec(tmp_path):
