@@ -10,8 +10,7 @@ from harness.report.inputs import select_records
 from harness.report.overview import overview_cells, overview_rows
 from harness.report.tables import paper_table, runs_table
 from harness.report.verdict import verdict_table
-from tests.unit.report_records import PAPER, SUITE
-from tests.unit.test_report_inputs import seeded
+from tests.unit.report_records import PAPER, SUITE, seeded
 
 
 def _welch(a, b):

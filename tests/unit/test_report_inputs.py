@@ -8,14 +8,7 @@ import pytest
 
 from harness.report.inputs import load_records, select_records
 from harness.report.tables import paper_table
-from tests.unit.report_records import PAPER, SUITE, make_record
-
-
-def seeded(variant: str, seed: int, top1: float, train_s: float, **kw) -> dict:
-    record = make_record(variant, top1=top1, train_s=train_s, **kw)
-    record["spec"]["seed"] = seed
-    record["final"]["videos"] = 2000
-    return record
+from tests.unit.report_records import PAPER, SUITE, make_record, seeded
 
 
 def test_seeds_of_a_run_become_mean_and_std_and_a_rerun_counts_as_another_run():
