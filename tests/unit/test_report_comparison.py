@@ -11,16 +11,8 @@ from harness.report.overview import overview_cells, overview_rows
 from harness.report.tables import paper_table, runs_table
 from harness.report.verdict import verdict_table
 from tests.unit.report_records import PAPER, SUITE, seeded
-
-
-def _welch(a, b):
-    """Welch's interval written out from its definition, independently of the harness."""
-    from statistics import mean, variance
-
-    from scipy.stats import t
-    va, vb = variance(a) / len(a), variance(b) / len(b)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    return mean(a) - mean(b), t.ppf(0.975, df) * math.sqrt(va + vb), df
+from tests.unit.report_rows import runs
+from tests.unit.welch_oracle import welch
 
 
 def test_every_difference_gets_welchs_interval_and_the_overview_its_verdict():
@@ -29,7 +21,7 @@ def test_every_difference_gets_welchs_interval_and_the_overview_its_verdict():
     _, chosen, _ = select_records(SUITE, records)
     table = paper_table("1a", SUITE, chosen, PAPER)
     rows = {r["variant"]: r for r in table.rows if r.get("variant")}
-    delta, half, df = _welch([80.0, 84.0], [90.0, 92.0, 94.0])
+    delta, half, df = welch([80.0, 84.0], [90.0, 92.0, 94.0])
     assert rows["multigrid"]["top1_delta"] == pytest.approx(delta)
     assert rows["multigrid"]["top1_delta_interval"] == pytest.approx(half)
     assert rows["multigrid"]["top1_delta_df"] == pytest.approx(df) and 1 < df < 3
@@ -53,21 +45,8 @@ def test_one_seed_a_side_has_no_interval_and_shows_the_validation_videos_error_a
     assert row["top1_sampling_interval"] == pytest.approx(binomial, rel=1e-5)
 
 
-def _runs(*points):
-    """Runs-table rows: (method, epochs, epochs_x, top1, train_s), top1 a score or a list of the seeds' scores."""
-    rows = []
-    for m, e, x, a, t in points:
-        scores = list(a) if isinstance(a, (list, tuple)) else [a]
-        rows.append({"status": "ok", "kind": "baseline" if m == "baseline" else "multigrid", "method": m,
-                     "epochs": e, "epochs_x": x, "variant": f"{m}_{x}", "top1": sum(scores) / len(scores),
-                     "top1_values": scores, "train_s": t, "train_s_values": [t] * len(scores),
-                     "seed_list": list(range(len(scores))), "gpu_list": ["H200"] * len(scores), "videos": 2000,
-                     "seeds": len(scores)})
-    return rows
-
-
 def test_accuracy_is_compared_on_one_card_where_the_arms_cards_differ():
-    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 70.0, 70.0], 40))
+    rows = runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 70.0, 70.0], 40))
     rows[1]["gpu_list"] = ["H200", "H100", "H100"]  # seeds 1 and 2 on a card the baseline never ran on
     (row,) = verdict_table(rows, rows[0]).rows
     assert row["compared"] == "1 v 3 on H200" and row["verdict"] == "inconclusive" and row["interval"] is None
@@ -78,7 +57,7 @@ def test_accuracy_is_compared_on_one_card_where_the_arms_cards_differ():
 
 
 def test_speedup_has_an_interval_over_same_card_seed_pairs():
-    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40))
+    rows = runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40))
     rows[0]["train_s_values"], rows[1]["train_s_values"] = [100.0, 110.0, 90.0], [40.0, 50.0, 45.0]
     rows[1]["gpu_list"] = ["H200", "H200", "H100"]  # seed 2's card has no baseline seed 2: no pair
     (row,) = verdict_table(rows, rows[0]).rows

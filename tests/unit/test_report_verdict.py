@@ -14,15 +14,16 @@ from harness.report.verdict import (
     paper_order_sentence,
     verdict_table,
 )
-from tests.unit.test_report_comparison import _runs, _welch
+from tests.unit.report_rows import runs
+from tests.unit.welch_oracle import welch
 
 
 def test_convergence_rule_is_shown_only_where_the_gains_upper_bound_meets_it():
-    rows = _runs(("baseline", 10, 0.25, 40.0, 10), ("baseline", 20, 0.5, 70.0, 20), ("baseline", 40, 1.0, 80.0, 40),
-                 ("baseline", 80, 2.0, 82.5, 80))
+    rows = runs(("baseline", 10, 0.25, 40.0, 10), ("baseline", 20, 0.5, 70.0, 20), ("baseline", 40, 1.0, 80.0, 40),
+                ("baseline", 80, 2.0, 82.5, 80))
     sentence = convergence_sentence(rows)
     assert "gains ≤ 3 points is 40 epochs, by the point estimate only" in sentence and "no interval" in sentence
-    rows[2:] = _runs(("baseline", 40, 1.0, [79.8, 80.0, 80.2], 40), ("baseline", 80, 2.0, [81.0, 81.2, 81.4], 80))
+    rows[2:] = runs(("baseline", 40, 1.0, [79.8, 80.0, 80.2], 40), ("baseline", 80, 2.0, [81.0, 81.2, 81.4], 80))
     sentence = convergence_sentence(rows)
     assert "shown to gain ≤ 3 points (one-sided 95% upper bound) is 40 epochs" in sentence
     assert "40→80 epochs +1.2 ± 0.5" in sentence
@@ -34,9 +35,9 @@ def test_convergence_rule_is_shown_only_where_the_gains_upper_bound_meets_it():
 
 def test_verdict_words_follow_the_margin_rule():
     # Spreads small against the 1-point margin: each run's interval sits clearly on one side of −δ or 0.
-    rows = _runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40),
-                 ("mg", 40, 1.0, [70.0, 70.5, 69.5], 25), ("mg", 80, 2.0, [82.0, 82.3, 81.7], 50),
-                 ("mg", 30, 0.75, [79.0, 81.0, 75.0], 20))
+    rows = runs(("baseline", 40, 1.0, [80.0, 80.5, 79.5], 100), ("mg", 60, 1.5, [79.8, 80.2, 80.0], 40),
+                ("mg", 40, 1.0, [70.0, 70.5, 69.5], 25), ("mg", 80, 2.0, [82.0, 82.3, 81.7], 50),
+                ("mg", 30, 0.75, [79.0, 81.0, 75.0], 20))
     rows[1]["speedup"], rows[2]["speedup"] = 2.5, 4.0
     profile = {"scale": "proxy", "runs": [{"variant": "mg_1.5", "predicted_speedup": 2.5}]}
     table = verdict_table(rows, rows[0], [profile], "proxy")
@@ -66,7 +67,7 @@ def test_verdict_words_follow_the_margin_rule():
 def test_verdict_table_scores_map_suites_and_leaves_a_single_seed_undecided():
     # Charades: the runs table has mAP and no top-1. A side of one seed has no spread: the question stays open.
     rows = [{**r, "map": r.pop("top1"), "map_values": r.pop("top1_values")} | {"top1": None} for r in
-            _runs(("baseline", 40, 1.0, 30.0, 100), ("mg", 60, 1.5, 23.0, 40))]
+            runs(("baseline", 40, 1.0, 30.0, 100), ("mg", 60, 1.5, 23.0, 40))]
     table = verdict_table(rows, rows[0])
     (row,) = table.rows
     assert row["score"] == 23.0 and row["delta"] == pytest.approx(-7.0)
@@ -76,14 +77,14 @@ def test_verdict_table_scores_map_suites_and_leaves_a_single_seed_undecided():
     assert verdict_table(rows, rows[0]).rows[0]["verdict"] == "inconclusive"  # the run's spread still unknown
     rows[1].update(map_values=[22.0, 23.0, 24.0], seed_list=[0, 1, 2], gpu_list=["H200"] * 3)
     (row,) = verdict_table(rows, rows[0]).rows
-    _delta, half, df = _welch([22.0, 23.0, 24.0], [29.5, 30.0, 30.5])
+    _delta, half, df = welch([22.0, 23.0, 24.0], [29.5, 30.0, 30.5])
     assert row["verdict"] == "worse" and row["interval"] == pytest.approx(half) and row["df"] == pytest.approx(df)
 
 
 def test_speedup_at_equal_accuracy_reads_the_baselines_time_accuracy_curve():
-    rows = _runs(("baseline", 20, 0.5, [60.0, 61.0], 50), ("baseline", 40, 1.0, [80.0, 81.0], 100),
-                 ("mg", 60, 1.5, [70.5, 70.5], 25), ("mg", 80, 2.0, [90.0, 90.0], 30),
-                 ("mg", 10, 0.25, [50.0, 50.0], 10))
+    rows = runs(("baseline", 20, 0.5, [60.0, 61.0], 50), ("baseline", 40, 1.0, [80.0, 81.0], 100),
+                ("mg", 60, 1.5, [70.5, 70.5], 25), ("mg", 80, 2.0, [90.0, 90.0], 30),
+                ("mg", 10, 0.25, [50.0, 50.0], 10))
     shorter, middle, above, below = verdict_table(rows, rows[1]).rows
     assert shorter["equal_accuracy_text"] == ""  # the curve itself
     # 70.5 sits halfway between the baseline's 60.5 at 50 s and 80.5 at 100 s: 75 s over the run's 25 s
@@ -93,15 +94,15 @@ def test_speedup_at_equal_accuracy_reads_the_baselines_time_accuracy_curve():
 
 
 def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_time():
-    rows = _runs(("baseline", 20, 0.5, 60.0, 50), ("baseline", 40, 1.0, 80.0, 100),
-                 ("long", 40, 1.0, 75.0, 60), ("long", 80, 2.0, 70.0, 90), ("long", 10, 0.25, 30.0, 10))
+    rows = runs(("baseline", 20, 0.5, 60.0, 50), ("baseline", 40, 1.0, 80.0, 100),
+                ("long", 40, 1.0, 75.0, 60), ("long", 80, 2.0, 70.0, 90), ("long", 10, 0.25, 30.0, 10))
     lines = ordering_sentences(rows)
     assert lines[0].startswith("Figure 3's ordering holds for 1 of 2")
     assert "1× +11.0 points (one seed: no interval)" in lines[1] and "2× -6.0 points" in lines[1]
     assert "outside" in lines[1] and "0 of them shown above" in lines[0]
     # With seeds, the difference to the interpolated curve has an interval over the point's and both runs' seeds.
-    rows = _runs(("baseline", 20, 0.5, [59.0, 61.0], 50), ("baseline", 40, 1.0, [79.0, 81.0], 100),
-                 ("long", 40, 1.0, [74.0, 76.0], 75))
+    rows = runs(("baseline", 20, 0.5, [59.0, 61.0], 50), ("baseline", 40, 1.0, [79.0, 81.0], 100),
+                ("long", 40, 1.0, [74.0, 76.0], 75))
     # 75 − (0.5·60 + 0.5·80), variance 2·(1 + 0.25·2 + 0.25·2)/2, df by Welch–Satterthwaite
     parts = [2 / 2, 0.25 * 2 / 2, 0.25 * 2 / 2]
     df = sum(parts) ** 2 / sum(v * v for v in parts)
@@ -111,7 +112,7 @@ def test_figure3_ordering_compares_each_point_with_the_baseline_curve_at_equal_t
 
 
 def test_verdict_names_the_runs_whose_bound_comes_from_another_card():
-    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("mg", 60, 1.5, 79.0, 40), ("mg", 40, 1.0, 70.0, 25))
+    rows = runs(("baseline", 40, 1.0, 80.0, 100), ("mg", 60, 1.5, 79.0, 40), ("mg", 40, 1.0, 70.0, 25))
     rows[1]["speedup"], rows[2]["speedup"] = 2.5, 4.0
     profile = {"scale": "proxy", "provenance": {"hardware": {"gpu": "H100"}},
                "runs": [{"variant": "mg_1.5", "predicted_speedup": 2.5}, {"variant": "mg_1.0", "predicted_speedup": 5}]}
@@ -127,8 +128,8 @@ def test_verdict_names_the_runs_whose_bound_comes_from_another_card():
 def test_verdict_compares_each_run_with_its_own_baseline():
     # Two clip lengths, each with its baseline: the T=16 multigrid run is judged against the T=16 baseline, not the
     # suite's first one; baselines are not judged; a run whose baseline has no record is left out.
-    rows = _runs(("baseline", 40, 1.0, 80.0, 100), ("t16_baseline", 40, 1.0, 70.0, 80), ("t16_mg", 60, 1.5, 69.0, 30),
-                 ("orphan_mg", 60, 1.5, 50.0, 30))
+    rows = runs(("baseline", 40, 1.0, 80.0, 100), ("t16_baseline", 40, 1.0, 70.0, 80), ("t16_mg", 60, 1.5, 69.0, 30),
+                ("orphan_mg", 60, 1.5, 50.0, 30))
     for row, base in zip(rows, ("baseline_1.0", "t16_baseline_1.0", "t16_baseline_1.0", None), strict=True):
         row["baseline_variant"] = base
     table = verdict_table(rows, rows[0])
