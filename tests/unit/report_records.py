@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 from harness.report.inputs import suite_from_mapping
@@ -98,3 +100,12 @@ def seeded(variant: str, seed: int, top1: float, train_s: float, **kw) -> dict:
     record["spec"]["seed"] = seed
     record["final"]["videos"] = 2000
     return record
+
+
+def results_folder(root: Path, variants: tuple[str, ...] = ("baseline", "multigrid")) -> Path:
+    """`root` made a results folder holding a smoke-scale record of each of `variants` of the smoke suite."""
+    (root / "smoke" / "smoke").mkdir(parents=True)
+    for variant in variants:
+        record = make_record(variant, kind="baseline" if variant == "baseline" else "multigrid")
+        (root / "smoke" / "smoke" / f"{variant}.json").write_text(json.dumps(record))
+    return root

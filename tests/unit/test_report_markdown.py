@@ -6,13 +6,13 @@ import json
 
 from harness.cli import main
 
-from .test_report_refusals import _results
+from .report_records import results_folder
 
 EVIL = "<script>alert(1)</script>"
 
 
 def test_html_in_a_records_strings_is_escaped_in_tables_md(tmp_path, capsys):
-    results = _results(tmp_path / "results")
+    results = results_folder(tmp_path / "results")
     path = results / "smoke" / "smoke" / "baseline.json"
     record = json.loads(path.read_text())
     record["hardware"]["cpu"] = f"{EVIL} & co"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.cli import main
 
-from .test_report_refusals import _results
+from .report_records import results_folder
 
 REPO = Path(__file__).resolve().parents[2]
 # `harness report` that kills itself (SIGKILL: nothing of its own runs after) right after its Nth rename into or
@@ -45,7 +45,7 @@ def _report(results: Path, out: Path) -> None:
 
 
 def test_a_killed_report_leaves_the_old_or_the_new_and_the_next_run_cleans_up(tmp_path, capsys):
-    old_records, new_records = _results(tmp_path / "old", ("baseline",)), _results(tmp_path / "new")
+    old_records, new_records = results_folder(tmp_path / "old", ("baseline",)), results_folder(tmp_path / "new")
     _report(new_records, tmp_path / "new_report")
     _report(old_records, tmp_path / "old_report")
     new, old = _files(tmp_path / "new_report" / "smoke"), _files(tmp_path / "old_report" / "smoke")

@@ -12,13 +12,14 @@ from harness.reproduce import inputs, pool
 from harness.reproduce.reports import write_suite_report
 from harness.spec import SpecError
 
-from .test_report_refusals import _report, _results
+from .report_cli import run_report
+from .report_records import results_folder
 from .test_reproduce_selection import _recording_run_one
 
 
 def test_reproduce_names_the_command_that_replaces_a_report_of_more_records(tmp_path, monkeypatch):
     """reproduce writes the report after its runs but has no --force: its refusal names `harness report`'s."""
-    full, partial = _results(tmp_path / "full"), _results(tmp_path / "partial", ("baseline",))
+    full, partial = results_folder(tmp_path / "full"), results_folder(tmp_path / "partial", ("baseline",))
     monkeypatch.chdir(tmp_path / "full")  # reports/ beside the results, wherever reproduce runs
     write_suite_report("smoke", full, None)
     before = (tmp_path / "reports" / "smoke" / "index.html").read_bytes()
@@ -33,7 +34,7 @@ def test_reproduce_with_a_users_results_writes_their_own_report_beside_them(tmp_
     """`harness reproduce --results DIR` run in a checkout whose reports/ hold a report of more records: the user's
     report goes to DIR/../reports (or --out), and the checkout's is left alone, with no error."""
     checkout = tmp_path / "checkout"
-    _report(capsys, "--suite", "smoke", "--results", str(_results(checkout / "results")), "--out",
+    run_report(capsys, "--suite", "smoke", "--results", str(results_folder(checkout / "results")), "--out",
             str(checkout / "reports"))
     committed = (checkout / "reports" / "smoke" / "index.html").read_bytes()
     monkeypatch.setattr(pool, "_run_one", _recording_run_one([]))
