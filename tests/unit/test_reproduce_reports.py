@@ -14,7 +14,7 @@ from harness.spec import SpecError
 
 from .report_cli import run_report
 from .report_records import results_folder
-from .test_reproduce_selection import _recording_run_one
+from .reproduce_stand_in import recording_run_one
 
 
 def test_reproduce_names_the_command_that_replaces_a_report_of_more_records(tmp_path, monkeypatch):
@@ -37,7 +37,7 @@ def test_reproduce_with_a_users_results_writes_their_own_report_beside_them(tmp_
     run_report(capsys, "--suite", "smoke", "--results", str(results_folder(checkout / "results")), "--out",
             str(checkout / "reports"))
     committed = (checkout / "reports" / "smoke" / "index.html").read_bytes()
-    monkeypatch.setattr(pool, "_run_one", _recording_run_one([]))
+    monkeypatch.setattr(pool, "_run_one", recording_run_one([]))
     monkeypatch.setattr(inputs, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(checkout)

@@ -7,20 +7,8 @@ import json
 
 from harness.report.inputs import load_records, select_records
 from harness.reproduce import ReproduceOptions, inputs, pool, reproduce
-from harness.results import record_path
-from tests.unit.report_records import SUITE, make_record
-
-
-def _recording_run_one(ran: list):
-    """A stand-in for reproduce's `_run_one` that trains nothing: it writes the run's record (and notes the run in
-    `ran`), as a finished run leaves it."""
-    def run_one(run, out_root, gpus, results, port):
-        ran.append((run.run.variant, run.spec.seed))
-        path = record_path(run.spec, results)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**make_record(run.run.variant), "spec": run.spec.to_dict()}))
-        return run.run.variant, 0, 0.0
-    return run_one
+from tests.unit.report_records import SUITE
+from tests.unit.reproduce_stand_in import recording_run_one
 
 
 def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypatch, tmp_path, capsys):
@@ -28,7 +16,7 @@ def test_a_damaged_record_does_not_count_as_recorded_and_is_kept_aside(monkeypat
     JSON) does not make the run done: reproduce names it, keeps it aside and runs the job again. A dry run and
     --prepare-only do not call it recorded either (benchmarks/converged_proxy.sh greps for that)."""
     ran = []
-    monkeypatch.setattr(pool, "_run_one", _recording_run_one(ran))
+    monkeypatch.setattr(pool, "_run_one", recording_run_one(ran))
     monkeypatch.setattr(inputs, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     results = tmp_path / "res"
@@ -63,7 +51,7 @@ def test_an_unfinished_runs_record_is_no_record_for_reproduce_as_for_the_report(
     """A record whose status is not "complete" (edited, another tool's) is left out of the report, so reproduce
     does not count its run as done either: it keeps the file aside and runs the job again."""
     ran = []
-    monkeypatch.setattr(pool, "_run_one", _recording_run_one(ran))
+    monkeypatch.setattr(pool, "_run_one", recording_run_one(ran))
     monkeypatch.setattr(inputs, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     results = tmp_path / "res"
@@ -84,7 +72,7 @@ def test_a_dry_run_finds_the_imagenet_rows_records_as_a_run_does(monkeypatch, tm
     """The ImageNet rows' settings name the pre-trained stand-in's file; a dry run names the same file (made or not),
     so a recorded row is "recorded already" there too, not listed as a run to launch."""
     made = []
-    monkeypatch.setattr(pool, "_run_one", _recording_run_one([]))
+    monkeypatch.setattr(pool, "_run_one", recording_run_one([]))
     monkeypatch.setattr(inputs, "prepare_synthetic", lambda scale: (None, None))
     monkeypatch.setattr(inputs, "prepare_pretrained", lambda scale, spec: made.append(spec.model.pretrained))
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
