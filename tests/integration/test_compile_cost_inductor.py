@@ -12,7 +12,7 @@ def test_a_compiled_step_keeps_where_its_compile_time_went(tmp_path, monkeypatch
     compilation, as `harness throughput` and the trainer's record keep it."""
     import time
 
-    from harness.cli_measure import _print_compile_cost
+    from harness.cli_measure.throughput import _print_compile_cost
     from harness.measure.throughput import time_mode
     from harness.train.compile_cost import CompileCostMeter
 
