@@ -7,12 +7,7 @@ from torch import nn
 from harness.models import build_model, get_entry, list_models, multigrid_bns
 from harness.spec import ModelSpec
 
-TINY = 1 / 16  # widths of the harness's own models in CPU tests
-
-
-def _tiny(name: str, classes: int = 5) -> nn.Module:
-    width = TINY if ModelSpec(name=name).takes_width else 1.0  # the harness's own models narrow, torchvision's not
-    return build_model(ModelSpec(name=name, width=width, dropout=0.5), classes)
+from .tiny_models import tiny
 
 
 def _shapes(name: str) -> list[tuple[int, int]]:
@@ -23,7 +18,7 @@ def _shapes(name: str) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("name", list_models())
 def test_every_model_trains_at_two_shapes(name):
     torch.manual_seed(0)
-    model = _tiny(name).train()
+    model = tiny(name).train()
     for t, s in _shapes(name):
         logits = model(torch.randn(2, 3, t, s, s))
         assert logits.shape == (2, 5)
@@ -40,14 +35,14 @@ def test_every_model_trains_where_multigrid_shrinks_its_feature_maps_to_a_pixel(
     """Small crops at a coarse long-cycle shape (smoke scale: 11 px) leave the last stages 1 pixel wide; the
     non-local blocks' 2×2 pooling has no window there and keeps every position instead."""
     for name in ("i3d_nl_r50", "i3d_r50", "slowfast_r50_8x8"):
-        model = _tiny(name).train()
+        model = tiny(name).train()
         t = max(get_entry(name).min_frames, 4)
         model(torch.randn(2, 3, t, 11, 11)).sum().backward()
 
 
 def test_channels_last_and_bf16_autocast():
     torch.manual_seed(0)
-    model = _tiny("slowfast_r50_8x8").eval()
+    model = tiny("slowfast_r50_8x8").eval()
     clip = torch.randn(2, 3, 8, 32, 32)
     reference = model(clip)
     model_cl = model.to(memory_format=torch.channels_last_3d)

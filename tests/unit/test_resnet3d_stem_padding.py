@@ -7,7 +7,7 @@ from torch import nn
 from harness.models import build_model
 from harness.spec import ModelSpec
 
-from .test_models import TINY
+from .tiny_models import TINY
 
 
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last_3d])

@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from .test_models import _tiny
+from .tiny_models import tiny
 
 
 def test_slowfast_slow_pathway_frames():
-    model = _tiny("slowfast_r50_8x8")
+    model = tiny("slowfast_r50_8x8")
     clip = torch.arange(32.0).view(1, 1, 32, 1, 1).expand(1, 3, 32, 2, 2)
     slow, fast = model.pathways(clip)
     assert slow[0, 0, :, 0, 0].tolist() == torch.linspace(0, 31, 8).long().float().tolist()
