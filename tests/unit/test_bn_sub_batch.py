@@ -8,56 +8,7 @@ from torch import nn
 from harness.models import MultigridBatchNorm3d, build_model, multigrid_bns, set_bn_layout
 from harness.spec import ModelSpec
 
-
-def independent_sub_bn(x, weight, bias, k, eps=1e-5, blocks=True):
-    """Group i = the i-th block of N/k clips (blocks) or clips i mod k, normalised with its own batch statistics,
-    shared affine (a plain loop)."""
-    out = torch.empty_like(x)
-    means, variances = [], []
-    n = len(x) // k
-    for i in range(k):
-        rows = slice(i * n, (i + 1) * n) if blocks else slice(i, None, k)
-        group = x[rows]
-        dims = [0, 2, 3, 4]
-        mean = group.mean(dims)
-        var = group.var(dims, unbiased=False)
-        shape = (1, -1, 1, 1, 1)
-        normalised = (group - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)
-        out[rows] = normalised * weight.view(shape) + bias.view(shape)
-        means.append(mean)
-        variances.append(group.var(dims, unbiased=True))
-    means, variances = torch.stack(means), torch.stack(variances)
-    return out, means.mean(0), variances.mean(0) + means.var(0, unbiased=False)
-
-
-def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, device: str = "cpu",
-                               channels: int = 6) -> None:
-    torch.manual_seed(k)
-    bn.to(device)
-    with torch.no_grad():
-        bn.weight.uniform_(0.5, 1.5)
-        bn.bias.normal_()
-    bn.num_splits = k
-    fmt = torch.channels_last_3d if device == "cuda" else torch.contiguous_format  # as the trainer's
-    x = torch.randn(4 * k, channels, 3, 5, 5) * torch.linspace(0.5, 3, 4 * k).view(-1, 1, 1, 1, 1)
-    x = x.to(device).contiguous(memory_format=fmt).requires_grad_()
-    x_ref = x.detach().clone().requires_grad_()
-    w_ref, b_ref = bn.weight.detach().clone().requires_grad_(), bn.bias.detach().clone().requires_grad_()
-
-    out = bn(x)
-    ref, mean, var = independent_sub_bn(x_ref, w_ref, b_ref, k, blocks=blocks)
-    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
-    assert out.is_contiguous(memory_format=fmt)
-    grad = torch.randn_like(out)
-    out.backward(grad)
-    ref.backward(grad)
-    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(bn.weight.grad, w_ref.grad, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(bn.bias.grad, b_ref.grad, rtol=1e-4, atol=1e-4)
-    # Running statistics: one momentum step towards the aggregate of the groups.
-    torch.testing.assert_close(bn.running_mean, 0.1 * mean, rtol=1e-4, atol=1e-6)
-    torch.testing.assert_close(bn.running_var, 0.9 + 0.1 * var, rtol=1e-4, atol=1e-6)
-    assert bn.num_batches_tracked.item() == 1
+from .sub_bn_oracle import check_against_independent, independent_sub_bn
 
 
 @pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "interleaved"])
@@ -65,7 +16,7 @@ def _check_against_independent(bn: MultigridBatchNorm3d, k: int, blocks: bool, d
 def test_sub_batch_bn_matches_independent_implementation(k, blocks):
     bn = MultigridBatchNorm3d(6)
     bn.max_block_splits = k if blocks else 1
-    _check_against_independent(bn, k, blocks)
+    check_against_independent(bn, k, blocks)
 
 
 def test_split_one_is_plain_batchnorm():

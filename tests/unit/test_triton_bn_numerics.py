@@ -9,7 +9,7 @@ import torch
 
 from harness.models import MultigridBatchNorm3d
 
-from .test_bn_sub_batch import _check_against_independent
+from .sub_bn_oracle import check_against_independent
 
 # Run under TRITON_INTERPRET=1 (it must be set before triton is imported, hence a fresh process): the Triton
 # kernels on CPU tensors against sub-batch BN through F.batch_norm per block (itself checked against the loop in
@@ -148,10 +148,10 @@ def test_triton_sub_batch_bn_says_it_needs_cuda_on_the_cpu():
 def test_kernel_sub_batch_bn_matches_independent_implementation_on_gpu(k, impl="triton"):
     bn = MultigridBatchNorm3d(6)
     bn.sub_batch_impl = impl
-    _check_against_independent(bn, k, blocks=True, device="cuda")
+    check_against_independent(bn, k, blocks=True, device="cuda")
     wide = MultigridBatchNorm3d(64)
     wide.sub_batch_impl = impl
-    _check_against_independent(wide, k, blocks=True, device="cuda", channels=64)
+    check_against_independent(wide, k, blocks=True, device="cuda", channels=64)
     # bf16 activations under autocast, as in training: within bf16 rounding of the fp32 cuDNN-block result; and
     # the same under a CUDA graph (no host synchronisation inside).
     x = torch.randn(4 * k, 64, 4, 14, 14, device="cuda").contiguous(memory_format=torch.channels_last_3d)
