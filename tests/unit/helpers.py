@@ -27,6 +27,9 @@ TINY = {"model.name": "i3d_r50", "model.width": 1 / 16, "data.num_frames": 8, "d
         "data.jitter": [36, 48], "num_gpus": 1, "solver.batch_size": 2, "data.train_videos": 200,
         "solver.steps": [0, 2, 3], "solver.max_epoch": 4, "solver.warmup_epochs": 0.0, "data.num_classes": 5}
 
+# The GPU that the tests of the step and BN choice measure on.
+CARD = "NVIDIA H200"
+
 
 def run(*args):
     """Run a command, its output captured as text; two minutes at most."""

@@ -6,7 +6,7 @@ import json
 
 from harness.train.choice_evidence import card_evidence, numerics_passes, record_numerics_pass
 
-from .test_choose_rule import CARD
+from .helpers import CARD
 
 
 def test_evidence_is_read_from_suite_profiles_throughput_records_and_the_numerics_table(tmp_path):

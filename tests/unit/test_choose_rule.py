@@ -7,8 +7,7 @@ import pytest
 from harness.train.choice_evidence import card_evidence, run_shapes
 from harness.train.choose import COMPILE_SHARE_LIMIT, Evidence, RunShapes, choose
 
-CARD = "NVIDIA H200"
-
+from .helpers import CARD
 
 # A multigrid run in miniature: one plain-BN shape and one sub-batch-BN shape, 10,000 iterations each.
 RUN = RunShapes("slowfast_r50_8x8", {(8, 224, 8, 1): 10_000, (8, 112, 32, 4): 10_000}, specialisations=2)
