@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from harness.spec import RunSpec, spec_from_dict
@@ -34,3 +36,18 @@ CARD = "NVIDIA H200"
 def run(*args):
     """Run a command, its output captured as text; two minutes at most."""
     return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+
+
+# The records committed to this repository.
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def damaged(record: dict, where: str, value) -> dict:
+    """`record` with the field at dotted path `where` (a list index as a number) set to `value`."""
+    record = json.loads(json.dumps(record))
+    *parents, last = [int(k) if k.isdigit() else k for k in where.split(".")]
+    block = record
+    for key in parents:
+        block = block[key]
+    block[last] = value
+    return record

@@ -11,6 +11,8 @@ from harness import cli
 from harness.provenance import provenance_of
 from harness.records import Record, ScalingRecord, SuiteProfileRecord, ThroughputRecord
 
+from .measurement_records import PROFILE, SCALING, THROUGHPUT
+
 PROVENANCE = {"commit": "abc", "date": "2024-01-01T00:00:00+00:00", "versions": {"python": "3.11"},
               "hardware": {"cpu_count": 2}}
 
@@ -44,16 +46,6 @@ def test_optional_fields_are_left_out_while_unset():
 def test_the_default_block_is_this_machine_s_provenance():
     block = provenance_of(ThroughputRecord(**_fields(ThroughputRecord)).to_dict())
     assert block["commit"] and block["date"] and block["hardware"]["cpu_count"] and block["versions"]["python"]
-
-
-# The measurement commands with their measurement replaced: what they write around it.
-THROUGHPUT = {"device": "cpu", "matmul_tflops": 1.0, "precision": "fp32", "warmup": 1, "repeats": 2, "skipped": [],
-              "rows": [], "notes": "n"}
-SCALING = {"suite": "smoke", "scale": "smoke", "world_size": 1, "device": "cpu", "global_batch": 2, "step": "eager",
-           "warmup": 1, "repeats": 2, "shapes": [], "predicted_s": {}, "fixed_per_gpu_batch": 8,
-           "sub_batch_bn": "triton"}
-PROFILE = {"suite": "smoke", "scale": "smoke", "device": "cpu", "step": "eager", "runs": [], "shapes": [],
-           "assumptions": "a"}
 
 
 @pytest.mark.parametrize("module, name, measured, argv, kind", [

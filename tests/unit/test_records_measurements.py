@@ -9,8 +9,8 @@ import pytest
 
 from harness.records import RecordError, read_scaling_record, read_suite_profile, read_throughput_record
 
-from .test_records_kinds import PROFILE, SCALING, THROUGHPUT
-from .test_records_run_files import RESULTS, _damaged
+from .helpers import RESULTS, damaged
+from .measurement_records import PROFILE, SCALING, THROUGHPUT
 
 PROFILED_RUN = {"variant": "multigrid", "paper": [{"table": "1a", "row": "4-shape (default)", "speedup": "4.5"}],
                 "iteration_ratio": 3.4, "predicted_gpu_hours": 1.0, "baseline_predicted_gpu_hours": 3.0,
@@ -73,7 +73,7 @@ def test_a_measurement_record_missing_a_field_is_a_record_error_naming_the_file_
 def test_a_measurement_field_of_another_type_is_a_record_error(tmp_path, kind, where, value, problem):
     read, record = READERS[kind]
     with pytest.raises(RecordError, match="^.*record.json: ") as caught:
-        read(_written(tmp_path, _damaged(record, where, value)))
+        read(_written(tmp_path, damaged(record, where, value)))
     assert caught.value.problem.startswith(problem)
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+
+from .helpers import RESULTS, damaged
 
 
 def test_a_run_record_saved_with_a_byte_order_mark_is_still_read(tmp_path):
@@ -18,20 +19,6 @@ def test_a_run_record_saved_with_a_byte_order_mark_is_still_read(tmp_path):
     path = tmp_path / "multigrid__k400_slowfast_r50_8x8__abc.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(record).encode())
     assert read_run_record(path) == (record, None)
-
-
-RESULTS = Path(__file__).resolve().parents[2] / "results"
-
-
-def _damaged(record: dict, where: str, value) -> dict:
-    """`record` with the field at dotted path `where` (a list index as a number) set to `value`."""
-    record = json.loads(json.dumps(record))
-    *parents, last = [int(k) if k.isdigit() else k for k in where.split(".")]
-    block = record
-    for key in parents:
-        block = block[key]
-    block[last] = value
-    return record
 
 
 @pytest.mark.parametrize("where, value, problem", [
@@ -51,7 +38,7 @@ def test_a_run_record_edited_into_values_no_run_writes_is_named_and_refused(tmp_
     from .report_records import make_record
 
     path = tmp_path / "r.json"
-    path.write_text(json.dumps(_damaged({**make_record("multigrid"), "shape_checks": 2}, where, value)))
+    path.write_text(json.dumps(damaged({**make_record("multigrid"), "shape_checks": 2}, where, value)))
     record, why = read_run_record(path)
     assert record is None and problem in why and "edited by hand" in why
 
