@@ -18,7 +18,7 @@ from harness.train.loop import train
 from ..permissions import denied
 from ..unit.report_records import make_record
 from .conftest import tiny_synthetic
-from .test_train_reliability import tiny_overrides
+from .run_overrides import tiny_overrides
 
 
 def refused(path: Path) -> str:

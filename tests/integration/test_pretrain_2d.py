@@ -12,12 +12,9 @@ from harness.models import build_model
 from harness.models.inflate import load_resnet50_state
 from harness.spec import ModelSpec
 
+from .run_overrides import data_overrides
+
 TINY = ["--iterations", "3", "--batch", "4", "--size", "32", "--quiet"]
-
-
-def data_overrides(root) -> list[str]:
-    return ["data.name=synthetic", f"data.root={root}", "data.num_classes=4", "model.width=0.0625",
-            "train.num_workers=0"]
 
 
 def test_command_writes_a_state_dict_that_inflates(synth_root, tmp_path):

@@ -15,7 +15,7 @@ from harness.results import run_id
 from harness.spec import SpecError
 from harness.suite import Scale, load_scale, load_suite, resolve_suite, suite_scale
 
-from .test_pretrain_2d import data_overrides
+from .run_overrides import data_overrides
 
 
 def test_reproduce_gives_the_stand_in_to_the_imagenet_rows_only(tmp_path, monkeypatch):

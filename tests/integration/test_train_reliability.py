@@ -16,6 +16,7 @@ from harness.train import checkpoint as ckpt
 from harness.train.loop import train
 
 from .conftest import smoke_overrides, tiny_synthetic
+from .run_overrides import tiny_overrides
 from .video_files import write_video
 
 
@@ -23,16 +24,6 @@ from .video_files import write_video
 def tiny_root(tmp_path_factory) -> Path:
     """8 train / 4 val synthetic videos of 16 frames: a baseline run of 8 iterations takes about a second."""
     return tiny_synthetic(tmp_path_factory, "tiny", videos=8, val_videos=4)
-
-
-def tiny_overrides(root: Path, out: Path, *extra: str) -> list[str]:
-    """A baseline run of 2 epochs × 4 iterations of 2 clips at 8×32² (tiny I3D) with one eval view per video."""
-    # each key once: the keys set below and in `extra` replace smoke_overrides' own
-    replaced = ("data.train_videos", "solver.", "train.eval_clips", *(o.split("=", 1)[0] + "=" for o in extra))
-    return [*(o for o in smoke_overrides(root, out) if not o.startswith(replaced)), "data.train_videos=8",
-            "solver.batch_size=2", "solver.max_epoch=2", "solver.steps=[0,1]", "solver.warmup_epochs=0",
-            "solver.base_lr=0.05", "multigrid.long_cycle=false", "multigrid.short_cycle=false", "train.eval_clips=1",
-            *extra]
 
 
 def test_resume_falls_back_past_damaged_checkpoints_and_matches(tiny_root, tmp_path, caplog):
