@@ -28,16 +28,16 @@ def synth_root(tmp_path_factory) -> Path:
 
 
 # The `synth` fixture's dataset: 8 train / 4 val videos of 8 frames at 32×48, 4 classes.
-TINY = {"classes": 4, "videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
+TINY_4_CLASSES = {"classes": 4, "videos": 8, "val_videos": 4, "frames": 8, "size": (32, 48), "fps": 15}
 
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    """The TINY synthetic dataset, made once per test module: a test that changes it works on a copy."""
+    """The TINY_4_CLASSES synthetic dataset, made once per test module: a test that changes it works on a copy."""
     from harness.data.synth.make import make_synthetic_dataset
 
     out = tmp_path_factory.mktemp("synth")
-    make_synthetic_dataset(out, "smoke", progress=False, **TINY)
+    make_synthetic_dataset(out, "smoke", progress=False, **TINY_4_CLASSES)
     return out
 
 

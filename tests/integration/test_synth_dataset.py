@@ -17,7 +17,7 @@ from harness.data.synth.make import make_synthetic_dataset
 from harness.data.synth.render import render_video
 from harness.spec import SpecError
 
-from .conftest import TINY
+from .conftest import TINY_4_CLASSES
 from .data_cli import harness
 
 
@@ -39,10 +39,10 @@ def test_synthetic_dataset_layout_and_determinism(synth, tmp_path):
     assert (info.frames, info.height, info.width, info.codec) == (8, 32, 48, "h264")
     assert not [p for p in synth.rglob(".*") if p.is_file()]  # no temporary file left behind
     again = tmp_path / "again"
-    make_synthetic_dataset(again, "smoke", progress=False, **TINY)
+    make_synthetic_dataset(again, "smoke", progress=False, **TINY_4_CLASSES)
     # The rendered frames are bit-identical; x264's output is not always (one video in a few runs differs in
     # coding noise), so the decoded videos are compared for what they show.
-    cfg = preset_config("smoke", **TINY)
+    cfg = preset_config("smoke", **TINY_4_CLASSES)
     first, second = (render_video((1, 2), cfg, np.random.default_rng([cfg.seed, 0, 3])) for _ in range(2))
     assert np.array_equal(first, second)
     assert frame_difference(ann.records[3].path, again / ann.records[3].path.relative_to(synth)) < 0.005
@@ -52,10 +52,10 @@ def test_synthetic_dataset_layout_and_determinism(synth, tmp_path):
 def test_rerun_skips_finished_videos_and_refuses_other_settings(synth):
     video = synth / load_annotations("synthetic", synth).records[0].path
     before = video.stat().st_mtime_ns
-    make_synthetic_dataset(synth, "smoke", progress=False, **TINY)
+    make_synthetic_dataset(synth, "smoke", progress=False, **TINY_4_CLASSES)
     assert video.stat().st_mtime_ns == before
     with pytest.raises(SpecError, match="other settings"):
-        make_synthetic_dataset(synth, "smoke", progress=False, **{**TINY, "seed": 3})
+        make_synthetic_dataset(synth, "smoke", progress=False, **{**TINY_4_CLASSES, "seed": 3})
 
 
 def test_presets_exist_and_a_tiny_proxy_override_works(tmp_path):
@@ -72,7 +72,7 @@ def test_presets_exist_and_a_tiny_proxy_override_works(tmp_path):
 
 def test_label_noise_shows_other_classes_and_leaves_the_rest_unchanged(synth, tmp_path):
     noisy = tmp_path / "noisy"
-    make_synthetic_dataset(noisy, "smoke", progress=False, label_noise=0.5, **TINY)
+    make_synthetic_dataset(noisy, "smoke", progress=False, label_noise=0.5, **TINY_4_CLASSES)
     lines = [line.split() for line in (noisy / "noisy_labels.csv").read_text().splitlines()]
     assert 0 < len(lines) < 12  # about half of the 8 + 4 videos
     for path, label, shown in lines:
@@ -96,7 +96,7 @@ def test_label_noise_shows_other_classes_and_leaves_the_rest_unchanged(synth, tm
 
 def test_hidden_videos_lose_only_their_object_and_are_listed(synth, tmp_path):
     hidden = tmp_path / "hidden"
-    make_synthetic_dataset(hidden, "smoke", progress=False, hidden=0.5, **TINY)
+    make_synthetic_dataset(hidden, "smoke", progress=False, hidden=0.5, **TINY_4_CLASSES)
     listed = {line.split()[0] for line in (hidden / "hidden_videos.csv").read_text().splitlines()}
     assert 0 < len(listed) < 12  # about half of the 8 + 4 videos
     for split in ("train", "val"):
@@ -105,7 +105,7 @@ def test_hidden_videos_lose_only_their_object_and_are_listed(synth, tmp_path):
         for record in ann.records:  # a video keeps its bytes unless it is listed as hiding its object
             rel = record.path.relative_to(hidden)
             assert (frame_difference(record.path, synth / rel) < 0.005) != (str(rel) in listed)
-    cfg = preset_config("smoke", hidden=0.5, **TINY)
+    cfg = preset_config("smoke", hidden=0.5, **TINY_4_CLASSES)
     rng = lambda: np.random.default_rng(0)  # noqa: E731
     shown, blank = render_video((0, 0), cfg, rng()), render_video((0, 0), cfg, rng(), show_target=False)
     changed = (np.abs(shown.astype(int) - blank.astype(int)).max(axis=-1) > 30).mean(axis=(1, 2))
