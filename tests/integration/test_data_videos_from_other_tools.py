@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -52,6 +53,15 @@ def _frame(array: np.ndarray, pix_fmt: str, full_range: bool) -> av.VideoFrame:
         plane.update(bytes(data))
     out.color_range = 2  # JPEG (full) range
     return out
+
+
+@pytest.fixture(autouse=True)
+def keep_the_scheduling_policy():
+    """SVT-AV1 moves the thread that encodes to SCHED_FIFO where it may (as root): put the policy back, or later tests
+    in this process that train two processes on the CPU inherit it and starve their communication threads."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    yield
+    os.sched_setscheduler(0, policy, param)
 
 
 def write(path: Path, codec: str = "libx264", pix_fmt: str = "yuv420p", size: tuple[int, int] = (32, 48),
