@@ -5,7 +5,9 @@
 # Usage: bash benchmarks/converged_proxy.sh OUT_DIR SECONDS [JOBS_FILE]
 #   JOBS_FILE  one run a line, `SUITE SEED VARIANT [key=value ...]` (default benchmarks/jobs/converged_proxy.txt;
 #              check one with `python benchmarks/jobs.py --check FILE`)
-# Env: GPUS="1 2" uses only those GPUs (default all); PROFILE=0 skips the profiles below.
+# Env: GPUS="1 2" uses only those GPUs (default all); PROFILE=0 skips the profiles below; PER_GPU=K trains K runs
+#      at a time on each GPU (default 1): more seeds per GPU-hour for accuracy, while each record says it shared
+#      its GPU (hardware.runs_sharing_gpu) and the reports leave its times out of every speedup.
 #
 # Records go to OUT_DIR/results/<suite>/proxy/ (the results/ layout), which starts as a copy of results/<suite>:
 # lines recorded there are skipped. A run starts only if it is expected to finish in the time left (its longest
@@ -52,19 +54,19 @@ if not t:
         pass
 print(int(max(t, default=0)) + 30)" "$res/$1/proxy/$2__*.json" "$(profile_of $1)" "$2" 2>/dev/null || echo 0
 }
-reproduce_job() {  # $1: GPU, then suite seed variant overrides and any further reproduce flags: one job, within the
-  # budget; its output in OUT_DIR/logs/job<GPU>.log (the last job's), appended to worker<GPU>.log
-  local gpu=$1 suite=$2 seed=$3 variant=$4 overrides=$5 rc; shift 5
-  CUDA_VISIBLE_DEVICES=$gpu timeout "$(left)" harness reproduce --suite $suite --scale proxy --results "$res" \
-    --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > "$OUT/logs/job$gpu.log" 2>&1
-  rc=$?; cat "$OUT/logs/job$gpu.log" >> "$OUT/logs/worker$gpu.log"; return $rc
+reproduce_job() {  # $1: slot (GPU[.K]), then suite seed variant overrides and any further reproduce flags: one job,
+  # within the budget; its output in OUT_DIR/logs/job<slot>.log (the last job's), appended to worker<slot>.log
+  local gpu=${1%%.*} slot=$1 suite=$2 seed=$3 variant=$4 overrides=$5 rc; shift 5
+  HARNESS_RUNS_SHARING_GPU=${PER_GPU:-1} CUDA_VISIBLE_DEVICES=$gpu timeout "$(left)" harness reproduce --suite $suite --scale proxy --results "$res" \
+    --no-report --seeds $seed --only $variant "$@" -- $overrides < /dev/null > "$OUT/logs/job$slot.log" 2>&1
+  rc=$?; cat "$OUT/logs/job$slot.log" >> "$OUT/logs/worker$slot.log"; return $rc
 }
 # The lines recorded already, resolved in one process (benchmarks/jobs.py) rather than by a harness start per line;
 # lines with overrides are checked by the harness itself (`--prepare-only` says "recorded already").
 recorded=$OUT/recorded.txt
 python3 "$here/jobs.py" --recorded "$jobs" --results "$res" > "$recorded" || : > "$recorded"
 el "$(wc -l < "$recorded") job lines recorded already"
-worker() {  # $1: GPU. Takes the next unclaimed line until none is left; a run that cannot finish in the time left
+worker() {  # $1: slot (GPU[.K]). Takes the next unclaimed line until none is left; a run that cannot finish in the time left
   # (by its record or the profile, asked again once its inputs are made) is left to the next start
   while read -r suite seed variant overrides; do
     [ -z "$suite" ] || [ "${suite:0:1}" = "#" ] && continue
@@ -83,6 +85,11 @@ worker() {  # $1: GPU. Takes the next unclaimed line until none is left; a run t
   done < "$jobs"
 }
 gpus=(${GPUS:-$(seq 0 $(( $(gpu_count) - 1 )))})
+per_gpu=${PER_GPU:-1}
+[[ "$per_gpu" =~ ^[1-9][0-9]*$ ]] || { echo "PER_GPU=$per_gpu: give a whole number of runs per GPU" >&2; exit 2; }
+for g in "${gpus[@]}"; do
+  for k in $(seq 2 "$per_gpu"); do worker "$g.$k" & done
+done
 for g in "${gpus[@]:0:${#gpus[@]}-1}"; do worker $g & done
 (profile ${gpus[-1]}; worker ${gpus[-1]}) &
 wait

@@ -55,8 +55,22 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+SHARED_GPU_ENV = "HARNESS_RUNS_SHARING_GPU"  # set by whoever starts several runs on one GPU at a time
+
+
+def runs_sharing_gpu() -> int:
+    """How many runs the starter put on this GPU at once, this one included (1 unless $HARNESS_RUNS_SHARING_GPU
+    says more). A shared run's accuracy counts like any other; its times measure the sharing, not the method."""
+    value = os.environ.get(SHARED_GPU_ENV, "1").strip() or "1"
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"${SHARED_GPU_ENV}={value!r}: give a whole number of runs, 1 or more")
+    return int(value)
+
+
 def hardware() -> dict[str, object]:
     info: dict[str, object] = {"cpu": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
+    if runs_sharing_gpu() > 1:
+        info["runs_sharing_gpu"] = runs_sharing_gpu()
     try:
         import torch
 
