@@ -338,12 +338,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                               "stride 2); other strides take the nearest kept frame, and the command says which")
     prepare.add_argument("--tune", choices=("fastdecode", "none"), default="fastdecode",
                          help="x264 tuning (default fastdecode: no CABAC, deblocking or weighted prediction, so a "
-                              "clip decodes 1.4-2x faster on the CPU for some 10%% more bytes; none: x264's "
-                              "defaults, the smallest files)")
+                              "clip decodes faster on the CPU for a few more bytes, as `harness data bench --prepared` "
+                              "measures; none: x264's defaults, the smallest files)")
     prepare.add_argument("--b-frames", type=_b_frames, default=3, metavar="N",
                          help="B-frames between reference frames, none of them a reference, so the reader leaves "
-                              "out those a clip does not show (default 3: a strided clip decodes ~40%% fewer "
-                              "frames for ~3%% more bytes); 'adaptive': x264's own placement and B-pyramid")
+                              "out those a clip does not show (default 3: a strided clip decodes fewer frames for a "
+                              "few more bytes); 'adaptive': x264's own placement and B-pyramid")
     prepare.add_argument("--workers", type=COUNT, default=os.cpu_count() or 1,
                          help="processes re-encoding in parallel (default: all cores)")
     prepare.add_argument("--json", action="store_true", help="print the summary as JSON")
