@@ -2,7 +2,7 @@
 
 Why: multigrid trains on larger batches of smaller clips, so its loader must deliver several times the
 baseline's clips/s, and PyAV decoding of random windows caps a CPU process at a few clips/s (results/data_bench/).
-For datasets that fit on local disk (the ``proxy`` synthetic preset: 10k videos × 64 frames × 128×170 ≈ 42 GB)
+For datasets that fit on local disk (the ``proxy`` synthetic preset: 10k videos × 64 frames × 128×170 RGB: 42 GB)
 decoding once and memory-mapping the frames removes that cap: a clip is then a gather of ``t`` frames from the
 page cache (:mod:`harness.data.cache_read`), and the only per-clip work left is grid resampling. The folder
 layout is in :mod:`harness.data.cache_format`.

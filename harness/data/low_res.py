@@ -3,7 +3,7 @@
 Why: a clip of multigrid's coarse shapes may be cropped from frames scaled to a short side as small as 128 pixels
 (a 112-pixel crop draws its short side from [128, 340] under the paper's rules), yet a decoder still decodes every
 frame at the stored size, 256 or more, and decoding is most of a loader worker's time. A second copy made by
-``harness data prepare --short-side 160`` holds the same videos at about 40% of the pixels; a clip whose drawn
+``harness data prepare --short-side 160`` holds the same videos at ≤ (160/256)² of the pixels; a clip whose drawn
 short side is at most 160 decodes it instead. Under the paper's jitter that is a minority of the coarse clips, so
 the gain is a few percent at the 112-pixel shapes (results/data_bench/kinetics_like_low_res_h200.json,
 kinetics_like_low_res192_h200.json).

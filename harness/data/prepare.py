@@ -1,9 +1,9 @@
 """`harness data prepare`: a copy of a dataset re-encoded for random access.
 
 Why: a training clip is a short random window, and a decoder must start at the keyframe before it. Kinetics-like
-video keeps x264's default keyframe interval (250 frames, ~8 s), so every clip decodes up to 250 frames it throws
-away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding once with a keyframe every few
-frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
+video keeps x264's default keyframe interval (250 frames, over 8 s at 30 fps), so every clip decodes up to 250
+frames it throws away; that, not the cores, caps a PyAV loader (results/data_bench/). Re-encoding once with a
+keyframe every few frames, at the largest short side training uses, makes a clip's decode proportional to the clip.
 
 The copy mirrors the source: every video the annotations list is re-encoded (H.264, all frames, each at its source
 time (AVI: at the source's frame rate, without B-frames), upright, short side at most ``short_side``, a keyframe

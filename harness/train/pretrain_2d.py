@@ -37,8 +37,8 @@ from harness.spec import RunSpec, SpecError
 MIN_SIZE = 32  # ResNet-50 downsamples 32×: a smaller frame leaves the last stage less than one pixel of input
 WARMUP_SHARE = 0.05  # linear warm-up over this share of the iterations, then a cosine decay to zero
 # ImageNet's ResNet-50 recipe: 0.1 per 256 images, scaled linearly with the batch (Goyal et al., 2017). A peak of 0.1
-# at 64 frames (four times this rule) left the network near chance after 1,000 iterations; its loss had gone from 2.5
-# to 15 early in the warm-up (at about 0.02), the blow-up that zero_init_residuals guards against.
+# at 64 frames (four times this rule) left the network near chance after 1,000 iterations: its loss blew up early in
+# the warm-up, as zero_init_residuals guards against.
 LR_PER_256 = 0.1
 
 

@@ -9,7 +9,7 @@ from harness.data.synth.classes import max_classes
 from harness.spec import SpecError, did_you_mean
 
 KINDS = ("kinetics", "ssv2", "charades")
-CHARADES_LENGTH = 3  # Charades videos (~30 s) are about three times as long as Kinetics clips (10 s)
+CHARADES_LENGTH = 3  # Charades videos average 30 s (its paper's figure), three times Kinetics' 10 s clips
 
 
 @dataclass(frozen=True)
