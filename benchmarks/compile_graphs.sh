@@ -6,8 +6,8 @@
 # `harness throughput` at 8 clips: the plain loop (stems as they are), then compile_graphs with stems padded to 8
 # channels, with where the time goes; then compile_graphs again in a new process, which finds the compiled steps in
 # the compile caches: its setup_s is what a later run at the same shapes pays. Each compiled row keeps its compile
-# time's stages. Env: MODELS (default "k400_i3d_r50 k400_slowfast_r50_8x8"; I3D alone compiles in about 46 s on
-# an H100, SlowFast in about 110 s).
+# time's stages. Env: MODELS (default "k400_i3d_r50 k400_slowfast_r50_8x8"; I3D alone compiles faster, as the
+# records' compile times in docs/performance.md show).
 # Records: OUT_DIR/throughput_plain8.json, throughput_compile_graphs.json, throughput_compile_graphs_cached.json
 # (results/throughput/<card>_compile_graphs*.json).
 here=$(dirname "$0")

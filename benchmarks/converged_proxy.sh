@@ -42,8 +42,8 @@ profile() {  # $1: GPU. The compute-only bound of every suite not profiled on th
   done
 }
 expected() {  # seconds a run of suite $1, variant $2 takes: the longest recorded attempt (any seed), else the
-  # profile's prediction x 1.25 (the runs of results/kinetics_main/proxy/ took 1.12-1.26x their predicted compute:
-  # capture, evaluation, checkpoints), else 0; 30 s more for the harness's start
+  # profile's prediction x 1.25, a margin for what a run spends outside its steps (capture, evaluation, checkpoints:
+  # each record's outside_steps, beside its profile's prediction), else 0; 30 s more for the harness's start
   python3 -c "import glob, json, sys
 t = [json.load(open(f)).get('outside_steps', {}).get('total_s') or 0 for f in glob.glob(sys.argv[1])]
 if not t:

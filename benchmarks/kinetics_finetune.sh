@@ -4,7 +4,7 @@
 # Usage: bash benchmarks/kinetics_finetune.sh OUT_DIR SECONDS
 #
 # First the stand-in for PySlowFast's Kinetics-400 SlowFast: the k400_slowfast_r50_16x8 recipe's baseline trained
-# on the proxy's Kinetics-like video at proxy scale (one GPU, about 420 s of steps on an H200; started again with
+# on the proxy's Kinetics-like video at proxy scale (one GPU, its time in the stand-in's record; started again with
 # the same OUT_DIR it resumes from its checkpoints), its final weights kept in OUT_DIR/kinetics_standin/. Meanwhile
 # the fine-tunes' inputs are made (synthetic video, frame caches). Then, in the time left, the jobs of
 # benchmarks/jobs/kinetics_finetune.txt (ssv2 and charades runs with model.pretrained= the stand-in,
